@@ -1,0 +1,23 @@
+// The reference interpreter: runs any ir::Graph node by node with the reference kernels. It is the
+// oracle that optimized kernels and passes are tested against, so it favours clarity over speed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "support/status.h"
+#include "support/tensor.h"
+
+namespace kiln::interp {
+
+// Named inputs for Run; every graph input without an initializer must be present.
+using NamedTensors = std::map<std::string, Tensor>;
+
+// Checks every node's op is supported (all missing ops reported at once), then runs the graph.
+// Inputs are checked against the graph's declared types: a missing input, a wrong dtype, a wrong
+// rank or a static dim that differs, or a symbolic dim bound to two sizes, is an error.
+Status Run(const ir::Graph& graph, const NamedTensors& inputs, std::vector<Tensor>* outputs);
+
+}  // namespace kiln::interp

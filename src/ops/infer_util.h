@@ -1,0 +1,30 @@
+// Shared pieces of shape and type inference.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace kiln::ops {
+
+using ir::Dim;
+using ir::ValueType;
+
+// Sets output i's type if the node has that output.
+void SetOutputType(ir::Node& node, size_t i, ValueType type);
+// Output 0 gets input 0's type (unary math, activations, normalizations).
+Status InferSameAsInput0(ir::Node& node);
+// Output types unknown except for the element type of input 0 (a fallback for data-dependent ops).
+Status InferDTypeOfInput0(ir::Node& node);
+// Numpy-style multidirectional broadcast of the inputs' shapes; nullopt if any rank is unknown.
+Expected<std::optional<std::vector<Dim>>> BroadcastShapes(const ir::Node& node);
+// Normalizes a possibly negative axis into [0, rank), or errors naming the node.
+Expected<int64_t> NormalizeAxis(const ir::Node& node, int64_t axis, int64_t rank);
+// The constant value of input i, if the input is present and constant (initializer or folded).
+const Tensor* ConstantInput(const ir::Node& node, size_t i);
+// Rank of input i, or -1 when unknown / absent.
+int64_t InputRank(const ir::Node& node, size_t i);
+
+}  // namespace kiln::ops
