@@ -45,9 +45,13 @@ def main():
                     help="largest allowed max|a-b| / max|b| per output (default 1e-4)")
     args = ap.parse_args()
 
-    names = sorted(f[:-4] for f in os.listdir(args.dir_b) if f.endswith(".npy"))
+    names = sorted(f[:-4] for f in os.listdir(args.dir_b) if f.endswith(".npy")) \
+        if os.path.isdir(args.dir_b) else []
     if not names:
         print(f"FAIL: no .npy files in reference folder {args.dir_b}")
+        return 1
+    if not os.path.isdir(args.dir_a):
+        print(f"FAIL: {args.dir_a} is not a folder (no outputs written?)")
         return 1
     extra = sorted(f[:-4] for f in os.listdir(args.dir_a)
                    if f.endswith(".npy") and f[:-4] not in names)
