@@ -1,1 +1,36 @@
-int main() { return 0; }
+// kiln: ahead-of-time compiler and runtime for neural-network inference.
+#include <CLI/CLI.hpp>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: compile and run neural-network models (ONNX)"};
+  app.require_subcommand(1);
+
+  kiln::tools::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Run a model on given (.npy) or random inputs");
+  run_cmd->add_option("model", run.model, "Model file (.onnx)")->required();
+  run_cmd->add_option("--input", run.inputs, "Input as NAME=FILE.npy (repeatable)");
+  run_cmd->add_option("--output-dir", run.output_dir, "Write each output as DIR/NAME.npy");
+  run_cmd->add_option("--threads", run.threads, "Threads for the run")
+      ->check(CLI::Range(1, 1024));
+
+  std::string inspect_model;
+  auto* inspect_cmd = app.add_subcommand("inspect", "Print the model's IR, one line per node");
+  inspect_cmd->add_option("model", inspect_model, "Model file (.onnx)")->required();
+
+  kiln::tools::ConformanceOptions conf;
+  auto* conf_cmd = app.add_subcommand(
+      "conformance", "Run ONNX backend test cases (model.onnx + test_data_set_*) under folders");
+  conf_cmd->add_option("dirs", conf.dirs, "Folders holding test cases")->required();
+  conf_cmd->add_option("--filter", conf.filter, "Only cases whose name contains this");
+  conf_cmd->add_option("--rtol", conf.rtol, "Relative tolerance");
+  conf_cmd->add_option("--atol", conf.atol, "Absolute tolerance");
+  conf_cmd->add_flag("-v,--verbose", conf.verbose, "Print the error of unsupported cases too");
+
+  CLI11_PARSE(app, argc, argv);
+  if (*run_cmd) return kiln::tools::RunModel(run);
+  if (*inspect_cmd) return kiln::tools::Inspect(inspect_model);
+  if (*conf_cmd) return kiln::tools::Conformance(conf);
+  return 2;
+}

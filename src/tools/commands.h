@@ -1,0 +1,28 @@
+// The `kiln` CLI's subcommands. Each returns the process exit code and prints its own errors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kiln::tools {
+
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string output_dir;
+  int threads = 1;
+};
+int RunModel(const RunOptions& opts);
+
+int Inspect(const std::string& model);
+
+struct ConformanceOptions {
+  std::vector<std::string> dirs;
+  std::string filter;
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  bool verbose = false;
+};
+int Conformance(const ConformanceOptions& opts);
+
+}  // namespace kiln::tools
