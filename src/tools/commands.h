@@ -1,6 +1,7 @@
 // The `kiln` CLI's subcommands. Each returns the process exit code and prints its own errors.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,14 @@ struct RunOptions {
 int RunModel(const RunOptions& opts);
 
 int Inspect(const std::string& model);
+
+struct ClassifyOptions {
+  std::string model;
+  std::string input;   // .npy batch [N, ...]
+  std::string labels;  // optional .npy of N integer labels
+  int64_t show = 16;   // samples to print one line each
+};
+int Classify(const ClassifyOptions& opts);
 
 struct ConformanceOptions {
   std::vector<std::string> dirs;

@@ -19,6 +19,14 @@ int main(int argc, char** argv) {
   auto* inspect_cmd = app.add_subcommand("inspect", "Print the model's IR, one line per node");
   inspect_cmd->add_option("model", inspect_model, "Model file (.onnx)")->required();
 
+  kiln::tools::ClassifyOptions cls;
+  auto* cls_cmd = app.add_subcommand(
+      "classify", "Classify samples one at a time; print predictions, accuracy and latency");
+  cls_cmd->add_option("model", cls.model, "Model file (.onnx)")->required();
+  cls_cmd->add_option("--input", cls.input, "Samples as a .npy batch [N, ...]")->required();
+  cls_cmd->add_option("--labels", cls.labels, "True labels as a .npy of N integers");
+  cls_cmd->add_option("--show", cls.show, "Print this many samples' predictions");
+
   kiln::tools::ConformanceOptions conf;
   auto* conf_cmd = app.add_subcommand(
       "conformance", "Run ONNX backend test cases (model.onnx + test_data_set_*) under folders");
@@ -31,6 +39,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*run_cmd) return kiln::tools::RunModel(run);
   if (*inspect_cmd) return kiln::tools::Inspect(inspect_model);
+  if (*cls_cmd) return kiln::tools::Classify(cls);
   if (*conf_cmd) return kiln::tools::Conformance(conf);
   return 2;
 }
