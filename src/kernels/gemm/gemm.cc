@@ -1,0 +1,430 @@
+#include "kernels/gemm/gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "kernels/gemm/pack.h"
+#include "kernels/gemm/ukernel_table.h"
+
+namespace kiln::gemm {
+
+const char* ActivationName(Activation act) {
+  switch (act) {
+    case Activation::kNone:
+      return "none";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kClip:
+      return "clip";
+    case Activation::kSilu:
+      return "silu";
+    case Activation::kHardSwish:
+      return "hardswish";
+    case Activation::kGelu:
+      return "gelu";
+  }
+  return "unknown";
+}
+
+size_t PackedMatrix::size_bytes() const {
+  if (panel_ == 0) return 0;
+  const size_t outer = is_a_ ? rows_ : cols_;
+  const size_t k = is_a_ ? cols_ : rows_;
+  return (outer + panel_ - 1) / panel_ * panel_ * k * sizeof(float);
+}
+
+struct PackedMatrixAccess {
+  static PackedMatrix Make(size_t rows, size_t cols, size_t panel, IsaLevel isa, bool is_a,
+                           std::shared_ptr<const float> data) {
+    PackedMatrix p;
+    p.rows_ = rows;
+    p.cols_ = cols;
+    p.panel_ = panel;
+    p.isa_ = isa;
+    p.is_a_ = is_a;
+    p.data_ = std::move(data);
+    return p;
+  }
+  static bool IsA(const PackedMatrix& p) { return p.is_a_; }
+};
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr size_t kAlign = 64;
+
+size_t DivUp(size_t a, size_t b) { return (a + b - 1) / b; }
+size_t RoundUp(size_t a, size_t b) { return DivUp(a, b) * b; }
+
+// Packing buffers grow per thread and are kept, so steady-state calls do not allocate.
+struct Workspace {
+  float* data = nullptr;
+  size_t floats = 0;
+  ~Workspace() { std::free(data); }
+  float* Get(size_t n) {
+    if (n > floats) {
+      std::free(data);
+      data = static_cast<float*>(std::aligned_alloc(kAlign, RoundUp(n * sizeof(float), kAlign)));
+      if (!data) throw std::bad_alloc();
+      floats = n;
+    }
+    return data;
+  }
+};
+
+// One side of the product. Element (r, c) of the logical operand is p[r * rs + c * cs] when
+// unpacked; when packed, panel q holds all of K at packed + q * panel_k * width.
+struct Operand {
+  const float* p = nullptr;
+  size_t rs = 0, cs = 0;
+  const float* packed = nullptr;
+};
+
+struct Problem {
+  size_t m = 0, n = 0, k = 0;
+  Operand a, b;
+  float* c = nullptr;
+  size_t ldc = 0;
+  const GemmUkernel* uk = nullptr;
+  bool accumulate = false;
+  const float* bias_m = nullptr;
+  const float* bias_n = nullptr;
+  float min = -kInf, max = kInf;
+  ukernels::F32VUnaryFn act = nullptr;
+  size_t kc = 0, mc = 0, nc = 0;
+};
+
+Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, Blocking want) {
+  const CpuInfo& cpu = GetCpuInfo();
+  Blocking b;
+  // KC: a B micro-panel (KC x NR) fills about half of L1, leaving room for the A panel and C.
+  size_t kc = want.kc ? want.kc : std::clamp<size_t>(cpu.l1d_bytes / 2 / (uk.nr * 4), 64, 512);
+  // Equal-sized K blocks: 300 becomes 150 + 150, not 256 + 44.
+  b.kc = DivUp(k, DivUp(k, kc));
+  // MC: the packed A block (MC x KC) takes about half of L2.
+  size_t mc = want.mc ? want.mc : cpu.l2_bytes / 2 / (b.kc * 4);
+  mc = std::max(uk.mr, mc / uk.mr * uk.mr);
+  b.mc = RoundUp(DivUp(m, DivUp(m, mc)), uk.mr);
+  // NC: the packed B block (KC x NC) takes a share of L3.
+  size_t nc = want.nc ? want.nc : cpu.l3_bytes / 4 / (b.kc * 4);
+  nc = std::max(uk.nr, nc / uk.nr * uk.nr);
+  b.nc = RoundUp(DivUp(n, DivUp(n, nc)), uk.nr);
+  return b;
+}
+
+// Runs one MR x NR tile (or a smaller edge tile through a local buffer) and its epilogue.
+void RunTile(const Problem& pb, size_t kc, const float* ap, const float* bp, size_t i, size_t j,
+             bool first_k, bool last_k) {
+  const GemmUkernel& uk = *pb.uk;
+  const size_t mr = std::min(uk.mr, pb.m - i), nr = std::min(uk.nr, pb.n - j);
+  float* c = pb.c + i * pb.ldc + j;
+  ukernels::F32GemmTileParams params{};
+  params.load_c = (!first_k || pb.accumulate) ? 1 : 0;
+  params.min = last_k ? pb.min : -kInf;
+  params.max = last_k ? pb.max : kInf;
+  params.bias_m = last_k && pb.bias_m ? pb.bias_m + i : nullptr;
+  params.bias_n = last_k && pb.bias_n ? pb.bias_n + j : nullptr;
+  if (mr == uk.mr && nr == uk.nr) {
+    uk.gemm(kc, ap, bp, c, pb.ldc, &params);
+  } else {
+    alignas(kAlign) float tile[kMaxTileFloats];
+    alignas(kAlign) float bias_m[kMaxTileFloats];
+    alignas(kAlign) float bias_n[kMaxTileFloats];
+    if (params.load_c) {
+      for (size_t r = 0; r < mr; ++r) std::memcpy(tile + r * uk.nr, c + r * pb.ldc, nr * 4);
+    }
+    if (params.bias_m) {
+      std::memcpy(bias_m, params.bias_m, mr * 4);
+      params.bias_m = bias_m;
+    }
+    if (params.bias_n) {
+      std::memcpy(bias_n, params.bias_n, nr * 4);
+      params.bias_n = bias_n;
+    }
+    uk.gemm(kc, ap, bp, tile, uk.nr, &params);
+    for (size_t r = 0; r < mr; ++r) std::memcpy(c + r * pb.ldc, tile + r * uk.nr, nr * 4);
+  }
+  if (last_k && pb.act) {
+    for (size_t r = 0; r < mr; ++r) pb.act(nr, c + r * pb.ldc, c + r * pb.ldc);
+  }
+}
+
+// C[m0:m1, n0:n1]; m0 (n0) is a multiple of MR (NR) when A (B) is prepacked.
+void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
+  const size_t mr = pb.uk->mr, nr = pb.uk->nr;
+  thread_local Workspace a_ws, b_ws;
+  float* a_buf = pb.a.packed ? nullptr : a_ws.Get(pb.mc * pb.kc);
+  float* b_buf = pb.b.packed ? nullptr : b_ws.Get(pb.nc * pb.kc);
+  for (size_t jc = n0; jc < n1; jc += pb.nc) {
+    const size_t nc = std::min(pb.nc, n1 - jc);
+    for (size_t pc = 0; pc < pb.k; pc += pb.kc) {
+      const size_t kc = std::min(pb.kc, pb.k - pc);
+      const bool first_k = pc == 0, last_k = pc + kc == pb.k;
+      const float* b_panels;
+      size_t b_stride;
+      if (pb.b.packed) {
+        b_panels = pb.b.packed + jc / nr * (pb.k * nr) + pc * nr;
+        b_stride = pb.k * nr;
+      } else {
+        PackBPanels(pb.b.p + pc * pb.b.rs + jc * pb.b.cs, pb.b.rs, pb.b.cs, kc, nc, nr, b_buf,
+                    kc * nr);
+        b_panels = b_buf;
+        b_stride = kc * nr;
+      }
+      for (size_t ic = m0; ic < m1; ic += pb.mc) {
+        const size_t mc = std::min(pb.mc, m1 - ic);
+        const float* a_panels;
+        size_t a_stride;
+        if (pb.a.packed) {
+          a_panels = pb.a.packed + ic / mr * (pb.k * mr) + pc * mr;
+          a_stride = pb.k * mr;
+        } else {
+          PackAPanels(pb.a.p + ic * pb.a.rs + pc * pb.a.cs, pb.a.rs, pb.a.cs, mc, kc, mr, a_buf,
+                      kc * mr);
+          a_panels = a_buf;
+          a_stride = kc * mr;
+        }
+        for (size_t jr = 0; jr < nc; jr += nr) {
+          const float* bp = b_panels + jr / nr * b_stride;
+          for (size_t ir = 0; ir < mc; ir += mr) {
+            RunTile(pb, kc, a_panels + ir / mr * a_stride, bp, ic + ir, jc + jr, first_k, last_k);
+          }
+        }
+      }
+    }
+  }
+}
+
+// K == 0: C = act(op(C) + bias), no microkernel involved.
+void RunEmptyK(const Problem& pb) {
+  for (size_t i = 0; i < pb.m; ++i) {
+    float* c = pb.c + i * pb.ldc;
+    for (size_t j = 0; j < pb.n; ++j) {
+      float v = pb.accumulate ? c[j] : 0.0f;
+      if (pb.bias_m) v += pb.bias_m[i];
+      if (pb.bias_n) v += pb.bias_n[j];
+      c[j] = std::min(std::max(v, pb.min), pb.max);
+    }
+    if (pb.act) pb.act(pb.n, c, c);
+  }
+}
+
+// Splits C over the pool's threads along M or N in whole tiles; each thread packs its own
+// operands, so no barrier is needed. A prepacked operand fixes the split to the other side.
+void Run(Problem& pb, ThreadPool* pool, Blocking want) {
+  if (pb.k == 0) return RunEmptyK(pb);
+  const size_t mr = pb.uk->mr, nr = pb.uk->nr;
+  const size_t m_tiles = DivUp(pb.m, mr), n_tiles = DivUp(pb.n, nr);
+  size_t threads = ThreadCount(pool);
+  // Below ~64^3 multiply-adds a second thread costs more to wake than it saves.
+  if (static_cast<double>(pb.m) * pb.n * pb.k < 262144.0) threads = 1;
+  bool split_n;
+  if (pb.b.packed) {
+    split_n = true;
+  } else if (pb.a.packed) {
+    split_n = false;
+  } else {
+    split_n = n_tiles >= m_tiles;
+  }
+  const size_t tiles = split_n ? n_tiles : m_tiles;
+  threads = std::min(threads, tiles);
+  const size_t slab_m = split_n ? pb.m : RoundUp(DivUp(pb.m, threads), mr);
+  const size_t slab_n = split_n ? RoundUp(DivUp(pb.n, threads), nr) : pb.n;
+  const Blocking blk = ChooseBlocking(*pb.uk, slab_m, slab_n, pb.k, want);
+  pb.kc = blk.kc;
+  pb.mc = blk.mc;
+  pb.nc = blk.nc;
+  auto task = [&](size_t t) {
+    const size_t lo = t * tiles / threads, hi = (t + 1) * tiles / threads;
+    if (split_n) {
+      RunSlab(pb, 0, pb.m, lo * nr, std::min(pb.n, hi * nr));
+    } else {
+      RunSlab(pb, lo * mr, std::min(pb.m, hi * mr), 0, pb.n);
+    }
+  };
+  if (threads == 1) {
+    task(0);
+  } else {
+    ParallelFor(pool, threads, task);
+  }
+}
+
+Status CheckLd(const char* what, size_t ld, size_t need) {
+  if (ld < need) {
+    return Status::Error("sgemm: leading dimension ", what, " = ", ld, " is less than ", need);
+  }
+  return Status::Ok();
+}
+
+// Fills everything but the operands from the options; validates the epilogue and C.
+Status Prepare(Problem& pb, const GemmUkernel& uk, float* c, size_t ldc, const Options& o) {
+  pb.uk = &uk;
+  pb.c = c;
+  pb.ldc = ldc;
+  pb.accumulate = o.accumulate;
+  if (pb.m == 0 || pb.n == 0) return Status::Ok();
+  if (!c) return Status::Error("sgemm: C is null for a ", pb.m, " x ", pb.n, " product");
+  KILN_RETURN_IF_ERROR(CheckLd("ldc", ldc, pb.n));
+  const Epilogue& ep = o.epilogue;
+  if (ep.bias_kind != BiasKind::kNone && !ep.bias) {
+    return Status::Error("sgemm: a bias is requested but the bias pointer is null");
+  }
+  if (ep.bias_kind == BiasKind::kPerRow) pb.bias_m = ep.bias;
+  if (ep.bias_kind == BiasKind::kPerColumn) pb.bias_n = ep.bias;
+  switch (ep.activation) {
+    case Activation::kNone:
+      break;
+    case Activation::kRelu:
+      pb.min = 0.0f;
+      break;
+    case Activation::kClip:
+      if (!(ep.clip_min <= ep.clip_max)) {
+        return Status::Error("sgemm: clip bounds are [", ep.clip_min, ", ", ep.clip_max,
+                             "]; min must not exceed max");
+      }
+      pb.min = ep.clip_min;
+      pb.max = ep.clip_max;
+      break;
+    case Activation::kSilu:
+      pb.act = uk.silu;
+      break;
+    case Activation::kHardSwish:
+      pb.act = uk.hswish;
+      break;
+    case Activation::kGelu:
+      pb.act = uk.gelu;
+      break;
+  }
+  return Status::Ok();
+}
+
+Status SetUnpackedA(Problem& pb, const float* a, size_t lda, bool trans) {
+  if (pb.m == 0 || pb.k == 0) return Status::Ok();
+  if (!a) return Status::Error("sgemm: A is null for a ", pb.m, " x ", pb.k, " operand");
+  KILN_RETURN_IF_ERROR(CheckLd("lda", lda, trans ? pb.m : pb.k));
+  pb.a.p = a;
+  pb.a.rs = trans ? 1 : lda;
+  pb.a.cs = trans ? lda : 1;
+  return Status::Ok();
+}
+
+Status SetUnpackedB(Problem& pb, const float* b, size_t ldb, bool trans) {
+  if (pb.n == 0 || pb.k == 0) return Status::Ok();
+  if (!b) return Status::Error("sgemm: B is null for a ", pb.k, " x ", pb.n, " operand");
+  KILN_RETURN_IF_ERROR(CheckLd("ldb", ldb, trans ? pb.k : pb.n));
+  pb.b.p = b;
+  pb.b.rs = trans ? 1 : ldb;
+  pb.b.cs = trans ? ldb : 1;
+  return Status::Ok();
+}
+
+const GemmUkernel& KernelFor(const std::optional<IsaLevel>& isa) {
+  return isa ? SelectGemmUkernel(*isa) : SelectGemmUkernel();
+}
+
+Status CheckPacked(const PackedMatrix& p, bool want_a) {
+  if (p.panel_width() == 0) return Status::Error("sgemm: the packed operand is empty (not packed)");
+  if (PackedMatrixAccess::IsA(p) != want_a) {
+    return Status::Error("sgemm: a packed ", want_a ? "B" : "A", " was passed where a packed ",
+                         want_a ? "A" : "B", " is expected");
+  }
+  if (p.isa() > ActiveIsa()) {
+    return Status::Error("sgemm: the operand was packed for ", IsaName(p.isa()),
+                         " but this process runs at most ", IsaName(ActiveIsa()));
+  }
+  return Status::Ok();
+}
+
+std::shared_ptr<const float> AllocPanels(size_t floats) {
+  void* p = std::aligned_alloc(kAlign, RoundUp(std::max<size_t>(floats, 1) * 4, kAlign));
+  return std::shared_ptr<const float>(static_cast<float*>(p), [](const float* q) {
+    std::free(const_cast<float*>(q));
+  });
+}
+
+}  // namespace
+
+Status Sgemm(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
+             size_t ldb, float* c, size_t ldc, const Options& options) {
+  Problem pb;
+  pb.m = m;
+  pb.n = n;
+  pb.k = k;
+  const GemmUkernel& uk = KernelFor(options.isa);
+  KILN_RETURN_IF_ERROR(Prepare(pb, uk, c, ldc, options));
+  if (m == 0 || n == 0) return Status::Ok();
+  KILN_RETURN_IF_ERROR(SetUnpackedA(pb, a, lda, options.trans_a));
+  KILN_RETURN_IF_ERROR(SetUnpackedB(pb, b, ldb, options.trans_b));
+  Run(pb, options.pool, options.blocking);
+  return Status::Ok();
+}
+
+Expected<PackedMatrix> PackA(size_t m, size_t k, const float* a, size_t lda, bool trans_a,
+                             std::optional<IsaLevel> isa) {
+  const GemmUkernel& uk = KernelFor(isa);
+  if (m * k > 0) {
+    if (!a) return Status::Error("PackA: A is null for a ", m, " x ", k, " operand");
+    KILN_RETURN_IF_ERROR(CheckLd("lda", lda, trans_a ? m : k));
+  }
+  const size_t floats = DivUp(m, uk.mr) * uk.mr * k;
+  std::shared_ptr<const float> data = AllocPanels(floats);
+  if (!data) return Status::Error("PackA: out of memory for ", floats * 4, " bytes");
+  if (m * k > 0) {
+    PackAPanels(a, trans_a ? 1 : lda, trans_a ? lda : 1, m, k, uk.mr,
+                const_cast<float*>(data.get()), k * uk.mr);
+  }
+  return PackedMatrixAccess::Make(m, k, uk.mr, uk.isa, /*is_a=*/true, std::move(data));
+}
+
+Expected<PackedMatrix> PackB(size_t k, size_t n, const float* b, size_t ldb, bool trans_b,
+                             std::optional<IsaLevel> isa) {
+  const GemmUkernel& uk = KernelFor(isa);
+  if (n * k > 0) {
+    if (!b) return Status::Error("PackB: B is null for a ", k, " x ", n, " operand");
+    KILN_RETURN_IF_ERROR(CheckLd("ldb", ldb, trans_b ? k : n));
+  }
+  const size_t floats = DivUp(n, uk.nr) * uk.nr * k;
+  std::shared_ptr<const float> data = AllocPanels(floats);
+  if (!data) return Status::Error("PackB: out of memory for ", floats * 4, " bytes");
+  if (n * k > 0) {
+    PackBPanels(b, trans_b ? 1 : ldb, trans_b ? ldb : 1, k, n, uk.nr,
+                const_cast<float*>(data.get()), k * uk.nr);
+  }
+  return PackedMatrixAccess::Make(k, n, uk.nr, uk.isa, /*is_a=*/false, std::move(data));
+}
+
+Status SgemmPackedA(const PackedMatrix& a, size_t n, const float* b, size_t ldb, float* c,
+                    size_t ldc, const Options& options) {
+  KILN_RETURN_IF_ERROR(CheckPacked(a, /*want_a=*/true));
+  Problem pb;
+  pb.m = a.rows();
+  pb.n = n;
+  pb.k = a.cols();
+  KILN_RETURN_IF_ERROR(Prepare(pb, SelectGemmUkernel(a.isa()), c, ldc, options));
+  if (pb.m == 0 || n == 0) return Status::Ok();
+  pb.a.packed = a.data();
+  KILN_RETURN_IF_ERROR(SetUnpackedB(pb, b, ldb, options.trans_b));
+  Run(pb, options.pool, options.blocking);
+  return Status::Ok();
+}
+
+Status SgemmPackedB(size_t m, const float* a, size_t lda, const PackedMatrix& b, float* c,
+                    size_t ldc, const Options& options) {
+  KILN_RETURN_IF_ERROR(CheckPacked(b, /*want_a=*/false));
+  Problem pb;
+  pb.m = m;
+  pb.n = b.cols();
+  pb.k = b.rows();
+  KILN_RETURN_IF_ERROR(Prepare(pb, SelectGemmUkernel(b.isa()), c, ldc, options));
+  if (m == 0 || pb.n == 0) return Status::Ok();
+  pb.b.packed = b.data();
+  KILN_RETURN_IF_ERROR(SetUnpackedA(pb, a, lda, options.trans_a));
+  Run(pb, options.pool, options.blocking);
+  return Status::Ok();
+}
+
+}  // namespace kiln::gemm

@@ -1,0 +1,56 @@
+#include "kernels/gemm/pack.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kiln::gemm {
+
+void PackAPanels(const float* src, size_t rs, size_t cs, size_t rows, size_t kc, size_t mr,
+                 float* dst, size_t panel_stride) {
+  for (size_t i0 = 0; i0 < rows; i0 += mr, dst += panel_stride) {
+    const size_t h = std::min(mr, rows - i0);
+    const float* s = src + i0 * rs;
+    if (cs == 1) {
+      // Plain A: h row streams, each read along k.
+      for (size_t kk = 0; kk < kc; ++kk) {
+        float* d = dst + kk * mr;
+        for (size_t i = 0; i < h; ++i) d[i] = s[i * rs + kk];
+        for (size_t i = h; i < mr; ++i) d[i] = 0.0f;
+      }
+    } else {
+      // Transposed A (rs == 1): each k is a contiguous run of h values.
+      for (size_t kk = 0; kk < kc; ++kk) {
+        float* d = dst + kk * mr;
+        const float* sk = s + kk * cs;
+        for (size_t i = 0; i < h; ++i) d[i] = sk[i * rs];
+        for (size_t i = h; i < mr; ++i) d[i] = 0.0f;
+      }
+    }
+  }
+}
+
+void PackBPanels(const float* src, size_t rs, size_t cs, size_t kc, size_t cols, size_t nr,
+                 float* dst, size_t panel_stride) {
+  for (size_t j0 = 0; j0 < cols; j0 += nr, dst += panel_stride) {
+    const size_t w = std::min(nr, cols - j0);
+    const float* s = src + j0 * cs;
+    if (cs == 1) {
+      for (size_t kk = 0; kk < kc; ++kk) {
+        float* d = dst + kk * nr;
+        std::memcpy(d, s + kk * rs, w * sizeof(float));
+        for (size_t j = w; j < nr; ++j) d[j] = 0.0f;
+      }
+    } else {
+      // Transposed B (rs == 1): walk each column along k, so reads stay sequential.
+      for (size_t j = 0; j < w; ++j) {
+        const float* sj = s + j * cs;
+        for (size_t kk = 0; kk < kc; ++kk) dst[kk * nr + j] = sj[kk * rs];
+      }
+      for (size_t kk = 0; kk < kc; ++kk) {
+        for (size_t j = w; j < nr; ++j) dst[kk * nr + j] = 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace kiln::gemm

@@ -1,0 +1,41 @@
+#include "kernels/gemm/ukernel_table.h"
+
+#include <algorithm>
+
+namespace kiln::gemm {
+namespace {
+
+using namespace ukernels;  // NOLINT: the table names every kernel
+
+constexpr GemmUkernel kTable[] = {
+    {"f32_gemm_4x8__scalar", IsaLevel::kScalar, 4, 8, f32_gemm_4x8__scalar, f32_vsilu__scalar,
+     f32_vhswish__scalar, f32_vgelu__scalar},
+    {"f32_gemm_6x16__avx2_fma", IsaLevel::kAvx2, 6, 16, f32_gemm_6x16__avx2_fma,
+     f32_vsilu__avx2_fma, f32_vhswish__avx2_fma, f32_vgelu__avx2_fma},
+    {"f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
+     f32_vsilu__avx2_fma, f32_vhswish__avx2_fma, f32_vgelu__avx2_fma},
+};
+
+constexpr bool TableIsWellFormed() {
+  for (size_t i = 0; i < std::size(kTable); ++i) {
+    if (kTable[i].mr * kTable[i].nr > kMaxTileFloats) return false;
+    if (i > 0 && kTable[i].isa < kTable[i - 1].isa) return false;
+  }
+  return kTable[0].isa == IsaLevel::kScalar;
+}
+static_assert(TableIsWellFormed(), "rows go oldest ISA first, start at scalar, fit the edge tile");
+
+}  // namespace
+
+std::span<const GemmUkernel> GemmUkernels() { return kTable; }
+
+const GemmUkernel& SelectGemmUkernel(IsaLevel cap) {
+  cap = std::min(cap, ActiveIsa());
+  const GemmUkernel* best = &kTable[0];
+  for (const GemmUkernel& row : kTable) {
+    if (row.isa <= cap) best = &row;
+  }
+  return *best;
+}
+
+}  // namespace kiln::gemm

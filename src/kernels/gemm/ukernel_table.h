@@ -1,0 +1,34 @@
+// The one table of f32 GEMM microkernels: dispatch, tests and benchmarks all read it.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "kernels/ukernels/f32_gemm.h"
+#include "support/cpu.h"
+
+namespace kiln::gemm {
+
+struct GemmUkernel {
+  const char* name;
+  IsaLevel isa;
+  size_t mr;
+  size_t nr;
+  ukernels::F32GemmFn gemm;
+  // Activations applied to finished tiles (may be of a lower ISA than the GEMM kernel).
+  ukernels::F32VUnaryFn silu;
+  ukernels::F32VUnaryFn hswish;
+  ukernels::F32VUnaryFn gelu;
+};
+
+// Largest MR * NR in the table: the driver's on-stack edge tile.
+inline constexpr size_t kMaxTileFloats = 14 * 32;
+
+// Rows from the oldest ISA to the newest.
+std::span<const GemmUkernel> GemmUkernels();
+
+// The newest row whose ISA is at most `cap` (and at most ActiveIsa()).
+const GemmUkernel& SelectGemmUkernel(IsaLevel cap);
+inline const GemmUkernel& SelectGemmUkernel() { return SelectGemmUkernel(ActiveIsa()); }
+
+}  // namespace kiln::gemm

@@ -1,0 +1,53 @@
+// Declarations of the f32 GEMM and activation microkernels of every ISA level. The table in
+// kernels/gemm/ukernel_table.h lists them; nothing else should call them by name.
+//
+// The microkernel contract (DESIGN.md): no allocation, no OS calls, no globals, no CPU queries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::ukernels {
+
+// What a GEMM microkernel does after the k loop, on the tile still in registers.
+struct F32GemmTileParams {
+  // Nonzero: C tile is loaded and the product added to it; zero: C is overwritten.
+  uint32_t load_c;
+  // Null, or MR values added to the rows of the tile (per output channel in a conv).
+  const float* bias_m;
+  // Null, or NR values added to the columns of the tile (a Gemm/MatMul bias).
+  const float* bias_n;
+  // Clamp applied last (ReLU: 0, +inf; ReLU6: 0, 6; none: -inf, +inf).
+  float min;
+  float max;
+};
+
+// C[0:MR, 0:NR] (row stride ldc floats) = op(C) + A * B where
+//   A is packed k-major: a[k * MR + i], kc * MR floats;
+//   B is packed k-major: b[k * NR + j], kc * NR floats, 64-byte aligned;
+// and kc >= 1. The full MR x NR tile is always read/written: the driver handles edges.
+using F32GemmFn = void (*)(size_t kc, const float* a, const float* b, float* c, size_t ldc,
+                           const F32GemmTileParams* params);
+
+// y[i] = f(x[i]) for i < n; y may equal x.
+using F32VUnaryFn = void (*)(size_t n, const float* x, float* y);
+
+// scalar
+void f32_gemm_4x8__scalar(size_t kc, const float* a, const float* b, float* c, size_t ldc,
+                          const F32GemmTileParams* params);
+void f32_vsilu__scalar(size_t n, const float* x, float* y);
+void f32_vhswish__scalar(size_t n, const float* x, float* y);
+void f32_vgelu__scalar(size_t n, const float* x, float* y);
+
+// avx2 + fma
+void f32_gemm_6x16__avx2_fma(size_t kc, const float* a, const float* b, float* c, size_t ldc,
+                             const F32GemmTileParams* params);
+void f32_vsilu__avx2_fma(size_t n, const float* x, float* y);
+void f32_vhswish__avx2_fma(size_t n, const float* x, float* y);
+void f32_vgelu__avx2_fma(size_t n, const float* x, float* y);
+
+// avx512 f/bw/dq/vl
+void f32_gemm_14x32__avx512f(size_t kc, const float* a, const float* b, float* c, size_t ldc,
+                             const F32GemmTileParams* params);
+
+}  // namespace kiln::ukernels

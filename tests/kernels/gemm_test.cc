@@ -1,0 +1,364 @@
+// fp32 GEMM drivers and microkernels against a naive double-precision reference, over edge
+// shapes, strides, transposes, every epilogue, threads 1 and 2, and every ISA level available.
+#include "kernels/gemm/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm/ukernel_table.h"
+#include "support/cpu.h"
+#include "support/thread_pool.h"
+
+namespace kiln::gemm {
+namespace {
+
+constexpr uint32_t kSeed = 20261129;
+constexpr size_t kSizes[] = {1, 2, 3, 7, 13, 17, 31, 64, 100, 129};
+constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kClip,
+                                       Activation::kSilu, Activation::kHardSwish,
+                                       Activation::kGelu};
+
+std::vector<IsaLevel> IsaLevels() {
+  std::vector<IsaLevel> levels;
+  for (const GemmUkernel& row : GemmUkernels()) {
+    if (row.isa <= ActiveIsa()) levels.push_back(row.isa);
+  }
+  return levels;
+}
+
+ThreadPool* TwoThreads() {
+  static std::unique_ptr<ThreadPool> pool = std::move(ThreadPool::Create(2).value());
+  return pool.get();
+}
+
+// Exactly (rows - 1) * ld + cols floats, so that ASan catches a read past the last element.
+std::vector<float> RandomMatrix(size_t rows, size_t cols, size_t ld, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+float Activate(float v, const Epilogue& ep) {
+  switch (ep.activation) {
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      return std::max(v, 0.0f);
+    case Activation::kClip:
+      return std::min(std::max(v, ep.clip_min), ep.clip_max);
+    case Activation::kSilu:
+      return static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+    case Activation::kHardSwish:
+      return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
+    case Activation::kGelu:
+      return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+  }
+  return v;
+}
+
+struct Case {
+  size_t m = 1, n = 1, k = 1;
+  size_t pad_a = 0, pad_b = 0, pad_c = 0;  // leading dimension = minimum + pad
+  bool trans_a = false, trans_b = false, accumulate = false;
+  BiasKind bias = BiasKind::kNone;
+  Activation act = Activation::kNone;
+  size_t threads = 1;
+  IsaLevel isa = IsaLevel::kScalar;
+  enum { kPlain, kPackedA, kPackedB } path = kPlain;
+  Blocking blocking;
+
+  std::string Describe() const {
+    return StrCat("m=", m, " n=", n, " k=", k, " pads=", pad_a, "/", pad_b, "/", pad_c,
+                  " trans_a=", trans_a, " trans_b=", trans_b, " accumulate=", accumulate,
+                  " bias=", static_cast<int>(bias), " act=", ActivationName(act),
+                  " threads=", threads, " isa=", IsaName(isa), " path=", static_cast<int>(path),
+                  " kc/mc/nc=", blocking.kc, "/", blocking.mc, "/", blocking.nc, " seed=", kSeed);
+  }
+};
+
+// Runs one case and compares with the reference. Tolerance: the products are summed in a
+// different order, so each output may differ by eps * (K + 1) * max|a| * max|b| (doubled for
+// safety), plus eps-sized terms for the bias and old C, plus 1e-6 * (1 + |ref|) for the
+// vectorized exp/erf in SiLU and GELU (their slopes are below 1.2, so input errors carry over).
+void RunCase(const Case& tc) {
+  SCOPED_TRACE(tc.Describe());
+  std::mt19937 rng(kSeed + static_cast<uint32_t>(tc.m * 131 + tc.n * 17 + tc.k));
+  const size_t lda = (tc.trans_a ? tc.m : tc.k) + tc.pad_a;
+  const size_t ldb = (tc.trans_b ? tc.k : tc.n) + tc.pad_b;
+  const size_t ldc = tc.n + tc.pad_c;
+  std::vector<float> a = RandomMatrix(tc.trans_a ? tc.k : tc.m, tc.trans_a ? tc.m : tc.k, lda, rng);
+  std::vector<float> b = RandomMatrix(tc.trans_b ? tc.n : tc.k, tc.trans_b ? tc.k : tc.n, ldb, rng);
+  std::vector<float> c = RandomMatrix(tc.m, tc.n, ldc, rng);
+  std::vector<float> bias = RandomMatrix(1, tc.bias == BiasKind::kPerRow ? tc.m : tc.n, 1, rng);
+  const std::vector<float> c_old = c;
+
+  Options o;
+  o.trans_a = tc.trans_a;
+  o.trans_b = tc.trans_b;
+  o.accumulate = tc.accumulate;
+  o.epilogue.bias_kind = tc.bias;
+  o.epilogue.bias = tc.bias == BiasKind::kNone ? nullptr : bias.data();
+  o.epilogue.activation = tc.act;
+  o.epilogue.clip_min = -0.25f;
+  o.epilogue.clip_max = 0.5f;
+  o.pool = tc.threads > 1 ? TwoThreads() : nullptr;
+  o.isa = tc.isa;
+  o.blocking = tc.blocking;
+  Status st;
+  if (tc.path == Case::kPlain) {
+    st = Sgemm(tc.m, tc.n, tc.k, a.data(), lda, b.data(), ldb, c.data(), ldc, o);
+  } else if (tc.path == Case::kPackedA) {
+    Expected<PackedMatrix> pa = PackA(tc.m, tc.k, a.data(), lda, tc.trans_a, tc.isa);
+    ASSERT_TRUE(pa.ok()) << pa.status().message();
+    EXPECT_EQ(pa->isa(), tc.isa);
+    a.assign(a.size(), std::numeric_limits<float>::quiet_NaN());  // the packed copy must be used
+    st = SgemmPackedA(*pa, tc.n, b.data(), ldb, c.data(), ldc, o);
+  } else {
+    Expected<PackedMatrix> pb = PackB(tc.k, tc.n, b.data(), ldb, tc.trans_b, tc.isa);
+    ASSERT_TRUE(pb.ok()) << pb.status().message();
+    b.assign(b.size(), std::numeric_limits<float>::quiet_NaN());
+    st = SgemmPackedB(tc.m, a.data(), lda, *pb, c.data(), ldc, o);
+  }
+  ASSERT_TRUE(st.ok()) << st.message();
+
+  std::mt19937 rng2(kSeed + static_cast<uint32_t>(tc.m * 131 + tc.n * 17 + tc.k));
+  const std::vector<float> a0 =
+      RandomMatrix(tc.trans_a ? tc.k : tc.m, tc.trans_a ? tc.m : tc.k, lda, rng2);
+  const std::vector<float> b0 =
+      RandomMatrix(tc.trans_b ? tc.n : tc.k, tc.trans_b ? tc.k : tc.n, ldb, rng2);
+  const double eps = std::numeric_limits<float>::epsilon();
+  size_t bad = 0;
+  for (size_t i = 0; i < tc.m; ++i) {
+    for (size_t j = 0; j < tc.n; ++j) {
+      double sum = 0.0;
+      for (size_t p = 0; p < tc.k; ++p) {
+        const double av = tc.trans_a ? a0[p * lda + i] : a0[i * lda + p];
+        const double bv = tc.trans_b ? b0[j * ldb + p] : b0[p * ldb + j];
+        sum += av * bv;
+      }
+      if (tc.accumulate) sum += c_old[i * ldc + j];
+      if (tc.bias == BiasKind::kPerRow) sum += bias[i];
+      if (tc.bias == BiasKind::kPerColumn) sum += bias[j];
+      const float want = Activate(static_cast<float>(sum), o.epilogue);
+      const float got = c[i * ldc + j];
+      const double tol = 1.2 * (2.0 * eps * (tc.k + 1) + 4.0 * eps * 2.0) +
+                         1e-6 * (1.0 + std::fabs(want));
+      if (!(std::fabs(got - want) <= tol) && ++bad <= 5) {
+        ADD_FAILURE() << "C[" << i << "," << j << "] = " << got << ", want " << want
+                      << " (tol " << tol << ")";
+      }
+    }
+    // Padding between rows of C must be untouched.
+    for (size_t j = tc.n; i + 1 < tc.m && j < ldc; ++j) {
+      ASSERT_EQ(c[i * ldc + j], c_old[i * ldc + j]) << "padding of row " << i << " written";
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+TEST(Gemm, AllShapesEveryIsa) {
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t m : kSizes) {
+      for (size_t n : kSizes) {
+        for (size_t k : kSizes) {
+          Case tc;
+          tc.m = m, tc.n = n, tc.k = k, tc.isa = isa;
+          RunCase(tc);
+          if (HasFatalFailure() || HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, EpiloguesBiasAccumulateThreads) {
+  const size_t shapes[][3] = {{1, 1, 1}, {7, 13, 3}, {17, 31, 64}, {64, 100, 129},
+                              {129, 7, 17}, {100, 129, 31}};
+  for (IsaLevel isa : IsaLevels()) {
+    for (const auto& s : shapes) {
+      for (Activation act : kActivations) {
+        for (BiasKind bias : {BiasKind::kNone, BiasKind::kPerRow, BiasKind::kPerColumn}) {
+          for (bool acc : {false, true}) {
+            for (size_t threads : {1, 2}) {
+              Case tc;
+              tc.m = s[0], tc.n = s[1], tc.k = s[2];
+              tc.act = act, tc.bias = bias, tc.accumulate = acc, tc.threads = threads;
+              tc.isa = isa;
+              RunCase(tc);
+              if (HasFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, StridesAndTransposes) {
+  const size_t shapes[][3] = {{3, 7, 13}, {17, 31, 2}, {64, 64, 64}, {129, 100, 31}};
+  for (IsaLevel isa : IsaLevels()) {
+    for (const auto& s : shapes) {
+      for (int t = 0; t < 4; ++t) {
+        for (size_t pad : {0, 1, 5}) {
+          Case tc;
+          tc.m = s[0], tc.n = s[1], tc.k = s[2];
+          tc.trans_a = t & 1, tc.trans_b = t & 2;
+          tc.pad_a = pad, tc.pad_b = pad + 2, tc.pad_c = pad + 3;
+          tc.isa = isa;
+          tc.threads = pad == 5 ? 2 : 1;
+          RunCase(tc);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, PackedOperands) {
+  const size_t shapes[][3] = {{1, 1, 1}, {1, 100, 129}, {13, 17, 7}, {64, 129, 100},
+                              {129, 64, 31}, {200, 3, 300}};
+  for (IsaLevel isa : IsaLevels()) {
+    for (const auto& s : shapes) {
+      for (auto path : {Case::kPackedA, Case::kPackedB}) {
+        for (size_t threads : {1, 2}) {
+          for (bool trans : {false, true}) {
+            Case tc;
+            tc.m = s[0], tc.n = s[1], tc.k = s[2];
+            tc.path = path, tc.threads = threads, tc.isa = isa;
+            tc.trans_a = trans && path == Case::kPackedA;
+            tc.trans_b = trans && path == Case::kPackedB;
+            tc.pad_a = tc.pad_b = trans ? 3 : 0;
+            tc.bias = path == Case::kPackedA ? BiasKind::kPerRow : BiasKind::kPerColumn;
+            tc.act = Activation::kSilu;
+            RunCase(tc);
+            if (HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Small blocks force several K, M and N blocks per call, so the accumulation across K blocks and
+// the epilogue-on-the-last-block logic are exercised even on small shapes.
+TEST(Gemm, SmallBlocking) {
+  for (IsaLevel isa : IsaLevels()) {
+    const GemmUkernel& uk = SelectGemmUkernel(isa);
+    for (auto path : {Case::kPlain, Case::kPackedA, Case::kPackedB}) {
+      for (size_t threads : {1, 2}) {
+        for (bool acc : {false, true}) {
+          Case tc;
+          tc.m = 3 * uk.mr + 1, tc.n = 3 * uk.nr + 5, tc.k = 129;
+          tc.blocking = {8, 2 * uk.mr, 2 * uk.nr};
+          tc.path = path, tc.threads = threads, tc.accumulate = acc, tc.isa = isa;
+          tc.bias = BiasKind::kPerColumn, tc.act = Activation::kGelu;
+          RunCase(tc);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, LargeTwoThreads) {
+  for (IsaLevel isa : IsaLevels()) {
+    Case tc;
+    tc.m = 300, tc.n = 257, tc.k = 600, tc.threads = 2, tc.isa = isa;
+    tc.act = Activation::kHardSwish, tc.bias = BiasKind::kPerRow;
+    RunCase(tc);
+  }
+}
+
+TEST(Gemm, EmptyDimensions) {
+  for (size_t k : {0, 5}) {
+    for (bool acc : {false, true}) {
+      Case tc;
+      tc.m = 5, tc.n = 9, tc.k = k, tc.accumulate = acc, tc.isa = ActiveIsa();
+      tc.bias = BiasKind::kPerColumn, tc.act = Activation::kRelu;
+      RunCase(tc);
+    }
+  }
+  float c = 7.0f;
+  EXPECT_TRUE(Sgemm(0, 1, 1, nullptr, 1, nullptr, 1, &c, 1).ok());
+  EXPECT_TRUE(Sgemm(1, 0, 1, nullptr, 1, nullptr, 1, nullptr, 0).ok());
+  EXPECT_EQ(c, 7.0f);
+  ASSERT_TRUE(Sgemm(1, 1, 0, nullptr, 1, nullptr, 1, &c, 1).ok());
+  EXPECT_EQ(c, 0.0f);
+}
+
+TEST(Gemm, BadArgumentsAreErrors) {
+  std::vector<float> a(6), b(6), c(4);
+  EXPECT_FALSE(Sgemm(2, 2, 3, nullptr, 3, b.data(), 2, c.data(), 2).ok());
+  EXPECT_FALSE(Sgemm(2, 2, 3, a.data(), 2, b.data(), 2, c.data(), 2).ok());  // lda < K
+  EXPECT_FALSE(Sgemm(2, 2, 3, a.data(), 3, b.data(), 1, c.data(), 2).ok());  // ldb < N
+  EXPECT_FALSE(Sgemm(2, 2, 3, a.data(), 3, b.data(), 2, c.data(), 1).ok());  // ldc < N
+  EXPECT_FALSE(Sgemm(2, 2, 3, a.data(), 3, b.data(), 2, nullptr, 2).ok());
+  Options o;
+  o.epilogue.bias_kind = BiasKind::kPerRow;
+  EXPECT_FALSE(Sgemm(2, 2, 3, a.data(), 3, b.data(), 2, c.data(), 2, o).ok());
+  o = {};
+  o.epilogue.activation = Activation::kClip;
+  o.epilogue.clip_min = 1.0f;
+  o.epilogue.clip_max = 0.0f;
+  Status st = Sgemm(2, 2, 3, a.data(), 3, b.data(), 2, c.data(), 2, o);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("clip"), std::string::npos) << st.message();
+
+  Expected<PackedMatrix> pa = PackA(2, 3, a.data(), 3);
+  ASSERT_TRUE(pa.ok());
+  EXPECT_FALSE(SgemmPackedB(2, a.data(), 3, *pa, c.data(), 2).ok());  // A where B is expected
+  EXPECT_FALSE(SgemmPackedA(PackedMatrix(), 2, b.data(), 2, c.data(), 2).ok());
+  EXPECT_FALSE(PackB(3, 2, b.data(), 1).ok());
+}
+
+// Every activation kernel in the table against the scalar one, over tails of every length.
+TEST(GemmUkernels, ActivationsMatchScalar) {
+  std::vector<float> x;
+  for (float v = -20.0f; v <= 20.0f; v += 0.01953125f) x.push_back(v);
+  for (float v : {-100.0f, -88.5f, 88.5f, 100.0f, 0.0f, -0.0f, 1e-30f}) x.push_back(v);
+  const GemmUkernel& ref = GemmUkernels()[0];
+  for (const GemmUkernel& row : GemmUkernels()) {
+    if (row.isa > ActiveIsa()) continue;
+    SCOPED_TRACE(row.name);
+    const std::pair<ukernels::F32VUnaryFn, ukernels::F32VUnaryFn> fns[] = {
+        {row.silu, ref.silu}, {row.hswish, ref.hswish}, {row.gelu, ref.gelu}};
+    for (const auto& [fn, ref_fn] : fns) {
+      for (size_t n : {size_t{1}, size_t{7}, size_t{9}, size_t{17}, x.size()}) {
+        std::vector<float> in(x.begin(), x.begin() + n), got(n), want(n);
+        fn(n, in.data(), got.data());
+        ref_fn(n, in.data(), want.data());
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-6 * (1.0 + std::fabs(want[i]))) << "x=" << in[i];
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmUkernels, TableDispatch) {
+  const GemmUkernel& best = SelectGemmUkernel();
+  EXPECT_LE(best.isa, ActiveIsa());
+  EXPECT_EQ(SelectGemmUkernel(IsaLevel::kScalar).isa, IsaLevel::kScalar);
+  EXPECT_EQ(&SelectGemmUkernel(IsaLevel::kAvx512), &best);
+  EXPECT_TRUE(GetCpuInfo().env_status.ok()) << GetCpuInfo().env_status.message();
+  EXPECT_GT(GetCpuInfo().l1d_bytes, 0u);
+}
+
+TEST(ThreadPool, ExactCountAndInline) {
+  EXPECT_FALSE(ThreadPool::Create(0).ok());
+  std::vector<int> hits(100, 0);
+  TwoThreads()->ParallelFor(hits.size(), [&](size_t i) { hits[i]++; });
+  for (int h : hits) EXPECT_EQ(h, 1);
+  EXPECT_EQ(TwoThreads()->threads(), 2u);
+}
+
+}  // namespace
+}  // namespace kiln::gemm
