@@ -1,5 +1,6 @@
 #include "ir/graph.h"
 
+#include <set>
 #include <sstream>
 
 namespace kiln::ir {
@@ -160,15 +161,17 @@ Status Graph::TopologicalSort() {
       users[it->second].push_back(i);
     }
   }
-  std::vector<size_t> order, ready;
-  for (size_t i = nodes_.size(); i-- > 0;)
-    if (pending[i] == 0) ready.push_back(i);
+  // Always take the earliest ready node, so a file already in order keeps its order.
+  std::vector<size_t> order;
+  std::set<size_t> ready;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (pending[i] == 0) ready.insert(i);
   while (!ready.empty()) {
-    size_t i = ready.back();
-    ready.pop_back();
+    size_t i = *ready.begin();
+    ready.erase(ready.begin());
     order.push_back(i);
     for (size_t u : users[i])
-      if (--pending[u] == 0) ready.push_back(u);
+      if (--pending[u] == 0) ready.insert(u);
   }
   if (order.size() != nodes_.size()) {
     for (size_t i = 0; i < nodes_.size(); ++i)
