@@ -23,7 +23,7 @@ std::unique_ptr<ir::Graph> PassThrough() {
 TEST(Interpreter, RunsWithMatchingInputs) {
   auto g = PassThrough();
   std::vector<Tensor> out;
-  Status st = Run(*g, {{"a", Tensor(DType::kFloat32, {2, 3})}, {"b", Tensor(DType::kFloat32, {2})}},
+  Status st = interp::Run(*g, {{"a", Tensor(DType::kFloat32, {2, 3})}, {"b", Tensor(DType::kFloat32, {2})}},
                   &out);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(out.size(), 2u);
@@ -32,7 +32,7 @@ TEST(Interpreter, RunsWithMatchingInputs) {
 TEST(Interpreter, RejectsMissingInput) {
   auto g = PassThrough();
   std::vector<Tensor> out;
-  Status st = Run(*g, {{"a", Tensor(DType::kFloat32, {2, 3})}}, &out);
+  Status st = interp::Run(*g, {{"a", Tensor(DType::kFloat32, {2, 3})}}, &out);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("missing input 'b'"), std::string::npos) << st.message();
 }
@@ -40,11 +40,11 @@ TEST(Interpreter, RejectsMissingInput) {
 TEST(Interpreter, RejectsWrongDtypeAndShape) {
   auto g = PassThrough();
   std::vector<Tensor> out;
-  Status st = Run(*g, {{"a", Tensor(DType::kInt64, {2, 3})}, {"b", Tensor(DType::kFloat32, {2})}},
+  Status st = interp::Run(*g, {{"a", Tensor(DType::kInt64, {2, 3})}, {"b", Tensor(DType::kFloat32, {2})}},
                   &out);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("'a' must be float32, got int64"), std::string::npos) << st.message();
-  st = Run(*g, {{"a", Tensor(DType::kFloat32, {2, 4})}, {"b", Tensor(DType::kFloat32, {2})}}, &out);
+  st = interp::Run(*g, {{"a", Tensor(DType::kFloat32, {2, 4})}, {"b", Tensor(DType::kFloat32, {2})}}, &out);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("float32[N,3]"), std::string::npos) << st.message();
 }
@@ -52,7 +52,7 @@ TEST(Interpreter, RejectsWrongDtypeAndShape) {
 TEST(Interpreter, RejectsInconsistentSymbolicDims) {
   auto g = PassThrough();
   std::vector<Tensor> out;
-  Status st = Run(*g, {{"a", Tensor(DType::kFloat32, {2, 3})}, {"b", Tensor(DType::kFloat32, {5})}},
+  Status st = interp::Run(*g, {{"a", Tensor(DType::kFloat32, {2, 3})}, {"b", Tensor(DType::kFloat32, {5})}},
                   &out);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("'N'"), std::string::npos) << st.message();
@@ -61,7 +61,7 @@ TEST(Interpreter, RejectsInconsistentSymbolicDims) {
 TEST(Interpreter, RejectsUnknownInputName) {
   auto g = PassThrough();
   std::vector<Tensor> out;
-  Status st = Run(*g,
+  Status st = interp::Run(*g,
                   {{"a", Tensor(DType::kFloat32, {2, 3})},
                    {"b", Tensor(DType::kFloat32, {2})},
                    {"c", Tensor(DType::kFloat32, {2})}},
