@@ -21,9 +21,6 @@ struct GemmUkernel {
   ukernels::F32VUnaryFn gelu;
 };
 
-// Largest MR * NR in the table: the driver's on-stack edge tile.
-inline constexpr size_t kMaxTileFloats = 14 * 32;
-
 // Rows from the oldest ISA to the newest.
 std::span<const GemmUkernel> GemmUkernels();
 

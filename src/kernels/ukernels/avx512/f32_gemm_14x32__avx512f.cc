@@ -1,64 +1,101 @@
-// 14x32 f32 GEMM microkernel for AVX-512F.
-// Register budget: 28 zmm accumulators (14 rows x 2 vectors) + 2 for the B row; A is broadcast
-// straight from memory into the FMA ({1to16}), so 30 of 32 registers. Per k step: 2 aligned B
-// loads, 28 FMAs (896 flops). See bench/bench_gemm.cc for the measured fraction of peak.
+// 14x32 f32 GEMM microkernel for AVX-512F, with every smaller tile (1..14 rows, 1..32 columns)
+// handled by its own instance so that edge tiles cost only their own work.
+// Register budget of the full tile: 28 zmm accumulators (14 rows x 2 vectors) + 2 for the B row
+// + 1 broadcast of A = 31 of 32. Per k step: 2 aligned B loads, 14 broadcasts, 28 FMAs.
+// Zen 4 (2 cores, shared): 0.92 of the measured 8-lane FMA peak at 1024^3 with KC = 512; see
+// bench/bench_gemm.cc.
 #include <immintrin.h>
+
+#include "kernels/ukernels/f32_gemm.h"
 
 // GCC 12's _mm512_max_ps/_mm512_min_ps pass an _mm512_undefined_ps() source that -O3 reports as
 // uninitialized; the value is never read.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-#include "kernels/ukernels/f32_gemm.h"
-
 namespace kiln::ukernels {
+namespace {
 
-void f32_gemm_14x32__avx512f(size_t kc, const float* a, const float* b, float* c, size_t ldc,
-                             const F32GemmTileParams* params) {
-  constexpr int kMr = 14;
-  __m512 acc[kMr][2];
+constexpr int kMr = 14;
+
+// kRows rows; kVecs = 1 or 2 vectors of 16 columns, the last one masked by `last`.
+template <int kRows, int kVecs>
+void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
+          const F32GemmTileParams* params, __mmask16 last) {
+  __m512 acc[kRows][kVecs];
 #pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i) {
-    acc[i][0] = _mm512_setzero_ps();
-    acc[i][1] = _mm512_setzero_ps();
-  }
+  for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
   for (size_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_load_ps(b);
-    const __m512 b1 = _mm512_load_ps(b + 16);
+    __m512 bv[kVecs];
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
 #pragma GCC unroll 14
-    for (int i = 0; i < kMr; ++i) {
+    for (int i = 0; i < kRows; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
     }
     a += kMr;
     b += 32;
   }
 
+  const __mmask16 masks[2] = {kVecs == 1 ? last : __mmask16(0xFFFF), last};
   const __m512 vmin = _mm512_set1_ps(params->min);
   const __m512 vmax = _mm512_set1_ps(params->max);
-  __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
-  if (params->bias_n) {
-    bn0 = _mm512_loadu_ps(params->bias_n);
-    bn1 = _mm512_loadu_ps(params->bias_n + 16);
+  __m512 bn[kVecs];
+#pragma GCC unroll 2
+  for (int v = 0; v < kVecs; ++v) {
+    bn[v] = params->bias_n ? _mm512_maskz_loadu_ps(masks[v], params->bias_n + 16 * v)
+                           : _mm512_setzero_ps();
   }
 #pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i) {
+  for (int i = 0; i < kRows; ++i) {
     float* ci = c + i * ldc;
-    __m512 v0 = _mm512_add_ps(acc[i][0], bn0);
-    __m512 v1 = _mm512_add_ps(acc[i][1], bn1);
-    if (params->bias_m) {
-      const __m512 bm = _mm512_set1_ps(params->bias_m[i]);
-      v0 = _mm512_add_ps(v0, bm);
-      v1 = _mm512_add_ps(v1, bm);
+    const __m512 bm = params->bias_m ? _mm512_set1_ps(params->bias_m[i]) : _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) {
+      __m512 x = _mm512_add_ps(_mm512_add_ps(acc[i][v], bn[v]), bm);
+      if (params->load_c) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(masks[v], ci + 16 * v));
+      x = _mm512_min_ps(_mm512_max_ps(x, vmin), vmax);
+      _mm512_mask_storeu_ps(ci + 16 * v, masks[v], x);
     }
-    if (params->load_c) {
-      v0 = _mm512_add_ps(v0, _mm512_loadu_ps(ci));
-      v1 = _mm512_add_ps(v1, _mm512_loadu_ps(ci + 16));
-    }
-    _mm512_storeu_ps(ci, _mm512_min_ps(_mm512_max_ps(v0, vmin), vmax));
-    _mm512_storeu_ps(ci + 16, _mm512_min_ps(_mm512_max_ps(v1, vmin), vmax));
+  }
+}
+
+template <int kVecs>
+void Rows(size_t mr, size_t kc, const float* a, const float* b, float* c, size_t ldc,
+          const F32GemmTileParams* p, __mmask16 last) {
+  switch (mr) {
+    case 1: return Tile<1, kVecs>(kc, a, b, c, ldc, p, last);
+    case 2: return Tile<2, kVecs>(kc, a, b, c, ldc, p, last);
+    case 3: return Tile<3, kVecs>(kc, a, b, c, ldc, p, last);
+    case 4: return Tile<4, kVecs>(kc, a, b, c, ldc, p, last);
+    case 5: return Tile<5, kVecs>(kc, a, b, c, ldc, p, last);
+    case 6: return Tile<6, kVecs>(kc, a, b, c, ldc, p, last);
+    case 7: return Tile<7, kVecs>(kc, a, b, c, ldc, p, last);
+    case 8: return Tile<8, kVecs>(kc, a, b, c, ldc, p, last);
+    case 9: return Tile<9, kVecs>(kc, a, b, c, ldc, p, last);
+    case 10: return Tile<10, kVecs>(kc, a, b, c, ldc, p, last);
+    case 11: return Tile<11, kVecs>(kc, a, b, c, ldc, p, last);
+    case 12: return Tile<12, kVecs>(kc, a, b, c, ldc, p, last);
+    case 13: return Tile<13, kVecs>(kc, a, b, c, ldc, p, last);
+    default: return Tile<14, kVecs>(kc, a, b, c, ldc, p, last);
+  }
+}
+
+}  // namespace
+
+void f32_gemm_14x32__avx512f(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
+                             float* c, size_t ldc, const F32GemmTileParams* params) {
+  const size_t tail = nr > 16 ? nr - 16 : nr;  // 1..16 columns in the last vector
+  const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
+  if (nr > 16) {
+    Rows<2>(mr, kc, a, b, c, ldc, params, last);
+  } else {
+    Rows<1>(mr, kc, a, b, c, ldc, params, last);
   }
 }
 

@@ -1,14 +1,33 @@
-// Portable 4x8 f32 GEMM microkernel: the fallback level and the shape every other level is
-// tested against. 32 accumulators in a local array; the compiler keeps them in (SSE) registers.
+// Portable 4x8 f32 GEMM microkernel: the fallback level. The full tile keeps 32 accumulators in
+// a local array (the compiler holds them in SSE registers); edge tiles use the same loops with
+// bounds, since the scalar level is about correctness first.
 #include <algorithm>
 
 #include "kernels/ukernels/f32_gemm.h"
 
 namespace kiln::ukernels {
+namespace {
 
-void f32_gemm_4x8__scalar(size_t kc, const float* a, const float* b, float* c, size_t ldc,
-                          const F32GemmTileParams* params) {
-  constexpr size_t kMr = 4, kNr = 8;
+constexpr size_t kMr = 4, kNr = 8;
+
+void Store(size_t mr, size_t nr, const float (*acc)[kNr], float* c, size_t ldc,
+           const F32GemmTileParams* params) {
+  for (size_t i = 0; i < mr; ++i) {
+    float* ci = c + i * ldc;
+    const float bm = params->bias_m ? params->bias_m[i] : 0.0f;
+    for (size_t j = 0; j < nr; ++j) {
+      float v = acc[i][j] + bm;
+      if (params->load_c) v += ci[j];
+      if (params->bias_n) v += params->bias_n[j];
+      ci[j] = std::min(std::max(v, params->min), params->max);
+    }
+  }
+}
+
+}  // namespace
+
+void f32_gemm_4x8__scalar(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
+                          float* c, size_t ldc, const F32GemmTileParams* params) {
   float acc[kMr][kNr] = {};
   for (size_t k = 0; k < kc; ++k) {
     for (size_t i = 0; i < kMr; ++i) {
@@ -18,16 +37,7 @@ void f32_gemm_4x8__scalar(size_t kc, const float* a, const float* b, float* c, s
     a += kMr;
     b += kNr;
   }
-  for (size_t i = 0; i < kMr; ++i) {
-    float* ci = c + i * ldc;
-    const float bm = params->bias_m ? params->bias_m[i] : 0.0f;
-    for (size_t j = 0; j < kNr; ++j) {
-      float v = acc[i][j] + bm;
-      if (params->load_c) v += ci[j];
-      if (params->bias_n) v += params->bias_n[j];
-      ci[j] = std::min(std::max(v, params->min), params->max);
-    }
-  }
+  Store(mr, nr, acc, c, ldc, params);
 }
 
 }  // namespace kiln::ukernels

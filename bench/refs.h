@@ -1,0 +1,27 @@
+// Row-major C[M x N] = A[M x K] * B[K x N] (lda = K, ldb = ldc = N) through each reference
+// library, with that library's thread count set explicitly first.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace kiln::bench {
+
+void OpenblasSetThreads(int threads);
+void OpenblasSgemm(size_t m, size_t n, size_t k, const float* a, const float* b, float* c);
+std::string OpenblasInfo();
+
+void BlisSetThreads(int threads);
+void BlisSgemm(size_t m, size_t n, size_t k, const float* a, const float* b, float* c);
+std::string BlisInfo();
+
+void OnednnSetThreads(int threads);
+void OnednnSgemm(size_t m, size_t n, size_t k, const float* a, const float* b, float* c);
+std::string OnednnInfo();
+
+// GFLOP/s of `threads` threads running independent FMA chains (8 lanes, 12 accumulators, enough
+// for two FMA pipes of latency 4 or 5) for about `seconds`.
+// cpu_clock: time by the calling thread's CPU time (threads must be 1).
+double MeasureFmaPeak(int threads, double seconds, bool cpu_clock);
+
+}  // namespace kiln::bench
