@@ -230,18 +230,44 @@ Status RunMaxUnpool(RunContext& ctx) {
   const Tensor* ind = ctx.input(1);
   if (ind == nullptr || ind->dtype() != DType::kInt64 || ind->dims() != x.dims())
     return ctx.Error("I must be int64 with X's shape ", DimsToString(x.dims()));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, UnpoolShape(ctx.node, x.dims()));
+  KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> natural, UnpoolShape(ctx.node, x.dims()));
+  std::vector<int64_t> dims = natural;
+  const int64_t* idx = ind->data<int64_t>();
+  std::vector<int64_t> remapped;
   if (const Tensor* shape = ctx.input(2)) {
     KILN_ASSIGN_OR_RETURN(dims, shape->ToInt64Vector(ctx.node.Where() + "output_shape"));
     if (dims.size() != x.dims().size() || dims[0] != x.dim(0) || dims[1] != x.dim(1))
       return ctx.Error("output_shape ", DimsToString(dims), " must keep X's rank, N and C ",
                        DimsToString(x.dims()));
+    KILN_RETURN_IF_ERROR(CheckedNumel(dims, ctx.node.Where() + "output_shape").status());
+    if (dims != natural) {
+      // Indices address the natural unpooled shape (as MaxPool produced them); each keeps its
+      // coordinates in the requested shape.
+      KILN_ASSIGN_OR_RETURN(int64_t natural_numel, CheckedNumel(natural, ctx.node.Where()));
+      remapped.resize(x.numel());
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        int64_t rest = idx[i], out = 0, scale = 1;
+        if (rest < 0 || rest >= natural_numel)
+          return ctx.Error("I: index ", rest, " is outside the unpooled shape ",
+                           DimsToString(natural));
+        for (size_t d = dims.size(); d-- > 0;) {
+          const int64_t coord = rest % natural[d];
+          rest /= natural[d];
+          if (coord >= dims[d])
+            return ctx.Error("I: index ", idx[i], " falls outside output_shape ",
+                             DimsToString(dims));
+          out += coord * scale;
+          scale *= dims[d];
+        }
+        remapped[i] = out;
+      }
+      idx = remapped.data();
+    }
   }
   KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::Make(x.dtype(), dims, ctx.node.Where() + "Y"));
   Status st;
   KILN_DISPATCH_FLOAT(x.dtype(), T, return ctx.Error("unsupported type"),
-                      st = ref::MaxUnpool(x.data<T>(), ind->data<int64_t>(), x.numel(),
-                                          y.data<T>(), y.numel()));
+                      st = ref::MaxUnpool(x.data<T>(), idx, x.numel(), y.data<T>(), y.numel()));
   if (!st.ok()) return st.WithContext(ctx.node.Where() + "I: ");
   ctx.outputs[0] = std::move(y);
   return Status::Ok();
