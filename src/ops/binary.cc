@@ -103,19 +103,53 @@ Status CheckRunInputs(const RunContext& ctx, size_t count) {
   return Status::Ok();
 }
 
+// Opset < 7 broadcasting: with broadcast = 1, B broadcasts to A (so the output has A's shape),
+// its dims aligned at `axis` instead of at the end. Later opsets use numpy rules only.
+bool IsLegacyBroadcast(const ir::Node& node) {
+  if (node.opset >= 7) return false;
+  ir::AttrReader r(node);
+  return r.Int("broadcast", 0) == 1;
+}
+
+// B viewed with trailing 1s so that numpy broadcasting aligns it with A at the legacy `axis`.
+Expected<Tensor> AlignLegacyB(const RunContext& ctx, const Tensor& a, const Tensor& b) {
+  if (!IsLegacyBroadcast(ctx.node)) return b;
+  ir::AttrReader r(ctx.node);
+  if (!r.Has("axis")) return b;
+  int64_t axis = r.Int("axis", 0);
+  KILN_RETURN_IF_ERROR(r.status());
+  if (axis < 0) axis += a.rank();
+  if (axis < 0 || axis + b.rank() > a.rank())
+    return ctx.Error("B ", DescribeTensor(b), " does not fit in A ", DescribeTensor(a),
+                     " at axis ", r.Int("axis", 0));
+  std::vector<int64_t> dims = b.dims();
+  dims.resize(static_cast<size_t>(a.rank() - axis), 1);
+  return b.Reshaped(std::move(dims));
+}
+
+// Output 0 of a two-input op: A's shape under legacy broadcasting, the numpy broadcast otherwise.
+Status InferTwoInputs(ir::Node& node, DType dtype = DType::kUndefined) {
+  if (!IsLegacyBroadcast(node)) return InferBroadcast(node, 0, dtype);
+  ValueType t = node.inputs[0]->type;
+  if (dtype != DType::kUndefined) t.dtype = dtype;
+  SetOutputType(node, 0, std::move(t));
+  return Status::Ok();
+}
+
 // --- Arithmetic, bit ops, PRelu --------------------------------------------------------------
 
 template <unsigned Set>
 Status InferArith(ir::Node& node) {
   KILN_RETURN_IF_ERROR(CheckInputCount(node, 2, 2));
   KILN_RETURN_IF_ERROR(CheckTypes(node, 0, 2, Set, true));
-  return InferBroadcast(node, 0);
+  return InferTwoInputs(node);
 }
 
 template <BinaryKind K>
 Status RunBinary(RunContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckRunInputs(ctx, 2));
-  return Emit(ctx, ref::Binary(K, *ctx.input(0), *ctx.input(1)));
+  KILN_ASSIGN_OR_RETURN(Tensor b, AlignLegacyB(ctx, *ctx.input(0), *ctx.input(1)));
+  return Emit(ctx, ref::Binary(K, *ctx.input(0), b));
 }
 
 // Mod: fmod = 0 follows Python's sign rule, fmod = 1 C's fmod. ONNX asks for fmod = 1 on floats;
@@ -165,14 +199,20 @@ Status RunBitShift(RunContext& ctx) {
 Status InferPRelu(ir::Node& node) {
   KILN_RETURN_IF_ERROR(CheckInputCount(node, 2, 2));
   KILN_RETURN_IF_ERROR(CheckTypes(node, 0, 2, kNumbers, true));
-  KILN_RETURN_IF_ERROR(BroadcastShapes(node).status());
+  // Before opset 7 a 1-D slope runs along the channel axis, which numpy rules do not express.
+  if (node.opset >= 7) KILN_RETURN_IF_ERROR(BroadcastShapes(node).status());
   return InferSameAsInput0(node);
 }
 
 Status RunPRelu(RunContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckRunInputs(ctx, 2));
   const Tensor& x = *ctx.input(0);
-  const Tensor& slope = *ctx.input(1);
+  Tensor slope = *ctx.input(1);
+  if (ctx.node.opset < 7 && slope.rank() == 1 && x.rank() >= 2 && slope.numel() == x.dim(1)) {
+    std::vector<int64_t> dims(static_cast<size_t>(x.rank() - 1), 1);
+    dims[0] = slope.numel();
+    slope = slope.Reshaped(std::move(dims));  // [C] -> [C, 1, ..., 1]
+  }
   Expected<Tensor> y = ref::Binary(BinaryKind::kPRelu, x, slope);
   if (y.ok() && y->dims() != x.dims())
     return ctx.Error("slope ", DescribeTensor(slope), " does not broadcast to X ",
@@ -185,7 +225,7 @@ Status RunPRelu(RunContext& ctx) {
 Status InferPow(ir::Node& node) {
   KILN_RETURN_IF_ERROR(CheckInputCount(node, 2, 2));
   KILN_RETURN_IF_ERROR(CheckTypes(node, 0, 2, kNumbers, false));
-  return InferBroadcast(node, 0);
+  return InferTwoInputs(node);
 }
 
 // Base and exponent types differ freely, so the interpreter's half widening (which narrows every
@@ -194,8 +234,9 @@ Status InferPow(ir::Node& node) {
 Status RunPow(RunContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckRunInputs(ctx, 2));
   Tensor operands[2];
+  KILN_ASSIGN_OR_RETURN(Tensor exponent, AlignLegacyB(ctx, *ctx.input(0), *ctx.input(1)));
   for (size_t i = 0; i < 2; ++i) {
-    const Tensor& t = *ctx.input(i);
+    const Tensor& t = i == 0 ? *ctx.input(0) : exponent;
     if (t.dtype() == DType::kFloat16 || t.dtype() == DType::kBFloat16) {
       KILN_ASSIGN_OR_RETURN(operands[i], ref::Cast(t, DType::kFloat32));
     } else {
@@ -214,19 +255,21 @@ template <unsigned Set>
 Status InferCompare(ir::Node& node) {
   KILN_RETURN_IF_ERROR(CheckInputCount(node, 2, 2));
   KILN_RETURN_IF_ERROR(CheckTypes(node, 0, 2, Set, true));
-  return InferBroadcast(node, 0, DType::kBool);
+  return InferTwoInputs(node, DType::kBool);
 }
 
 template <CompareKind K>
 Status RunCompare(RunContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckRunInputs(ctx, 2));
-  return Emit(ctx, ref::Compare(K, *ctx.input(0), *ctx.input(1)));
+  KILN_ASSIGN_OR_RETURN(Tensor b, AlignLegacyB(ctx, *ctx.input(0), *ctx.input(1)));
+  return Emit(ctx, ref::Compare(K, *ctx.input(0), b));
 }
 
 template <LogicKind K>
 Status RunLogic(RunContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckRunInputs(ctx, 2));
-  return Emit(ctx, ref::Logic(K, *ctx.input(0), *ctx.input(1)));
+  KILN_ASSIGN_OR_RETURN(Tensor b, AlignLegacyB(ctx, *ctx.input(0), *ctx.input(1)));
+  return Emit(ctx, ref::Logic(K, *ctx.input(0), b));
 }
 
 // --- Where -----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -120,6 +121,16 @@ TEST(ElementwiseCast, HalfTypesRoundTrip) {
   auto bf = Cast(*h, DType::kBFloat16);
   ASSERT_TRUE(bf.ok());
   EXPECT_EQ(bf->data<uint16_t>()[0], 0x3f80);
+}
+
+TEST(ElementwiseCast, FloatToBFloat16TruncatesAndKeepsNaN) {
+  Tensor x(DType::kFloat32, {2});
+  const uint32_t bits[2] = {0x3f80ffffu, 0x7f800001u};  // just below 1 + 2^-7; a NaN in low bits
+  std::memcpy(x.raw(), bits, sizeof(bits));
+  auto bf = Cast(x, DType::kBFloat16);
+  ASSERT_TRUE(bf.ok());
+  EXPECT_EQ(bf->data<uint16_t>()[0], 0x3f80);
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(bf->data<uint16_t>()[1])));
 }
 
 TEST(ElementwiseCast, Strings) {

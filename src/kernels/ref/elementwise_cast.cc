@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -43,6 +44,16 @@ D FloatToInt(double v) {
   return static_cast<D>(t);
 }
 
+// Cast's float -> bfloat16 keeps the top 16 bits (truncation): the ONNX backend tests expect it
+// (numpy's view of the upper half). NaN keeps a mantissa bit so it cannot become infinity.
+// The interpreter's float16/bfloat16 narrowing of op results rounds to nearest even instead.
+uint16_t FloatToBFloat16Truncate(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  const uint16_t top = static_cast<uint16_t>(bits >> 16);
+  return std::isnan(f) ? static_cast<uint16_t>(top | 0x0040) : top;
+}
+
 template <class D, class S>
 D Convert(S s) {
   if constexpr (kIsHalfLike<S>) {
@@ -52,7 +63,7 @@ D Convert(S s) {
   } else if constexpr (std::is_same_v<D, Half>) {
     return Half{FloatToHalf(Convert<float>(s))};
   } else if constexpr (std::is_same_v<D, BFloat16>) {
-    return BFloat16{FloatToBFloat16(Convert<float>(s))};
+    return BFloat16{FloatToBFloat16Truncate(Convert<float>(s))};
   } else if constexpr (std::is_same_v<D, float> && std::is_same_v<S, double>) {
     return NarrowToFloat(s);
   } else if constexpr (std::is_floating_point_v<D>) {
