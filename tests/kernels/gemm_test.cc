@@ -319,6 +319,45 @@ TEST(Gemm, BadArgumentsAreErrors) {
   EXPECT_FALSE(PackB(3, 2, b.data(), 1).ok());
 }
 
+// Each microkernel on its own, for every tile size up to MR x NR, with B read in place through
+// ldb (not packed) and exact-size buffers: nothing outside C[0:mr, 0:nr] or B's nr columns may be
+// touched (ASan turns an over-read or over-write into a failure).
+TEST(GemmUkernels, EveryTileSizeInPlaceB) {
+  std::mt19937 rng(kSeed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const GemmUkernel& row : GemmUkernels()) {
+    if (row.isa > ActiveIsa()) continue;
+    SCOPED_TRACE(row.name);
+    for (size_t kc : {1, 5}) {
+      for (size_t mr = 1; mr <= row.mr; ++mr) {
+        for (size_t nr = 1; nr <= row.nr; ++nr) {
+          const size_t ldb = nr + 3, ldc = nr + 1;
+          std::vector<float> a(kc * row.mr), b((kc - 1) * ldb + nr), c((mr - 1) * ldc + nr);
+          std::vector<float> bias_m(mr), bias_n(nr);
+          for (auto* v : {&a, &b, &c, &bias_m, &bias_n}) {
+            for (float& x : *v) x = dist(rng);
+          }
+          const std::vector<float> c_old = c;
+          ukernels::F32GemmTileParams p{1, bias_m.data(), bias_n.data(), -0.5f, 0.75f};
+          row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
+          for (size_t i = 0; i < mr; ++i) {
+            for (size_t j = 0; j < nr; ++j) {
+              double want = c_old[i * ldc + j] + bias_m[i] + bias_n[j];
+              for (size_t k = 0; k < kc; ++k) want += double{a[k * row.mr + i]} * b[k * ldb + j];
+              want = std::min(std::max(want, -0.5), 0.75);
+              ASSERT_NEAR(c[i * ldc + j], want, 1e-5) << "mr=" << mr << " nr=" << nr << " kc="
+                                                       << kc << " at " << i << "," << j;
+            }
+            for (size_t j = nr; j < ldc && i + 1 < mr; ++j) {
+              ASSERT_EQ(c[i * ldc + j], c_old[i * ldc + j]) << "mr=" << mr << " nr=" << nr;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Every activation kernel in the table against the scalar one, over tails of every length.
 TEST(GemmUkernels, ActivationsMatchScalar) {
   std::vector<float> x;

@@ -25,31 +25,32 @@ struct F32GemmTileParams {
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where
 //   1 <= mr <= MR, 1 <= nr <= NR, kc >= 1;
 //   A is a packed panel, k-major: a[k * MR + i], kc * MR floats (rows past mr may hold anything);
-//   B is a packed panel, k-major: b[k * NR + j], kc * NR floats, 64-byte aligned;
+//   B row k is b + k * ldb: a packed panel (ldb = NR, zero-padded) or, for plain row-major B,
+//   B itself (ldb = its row stride), of which only columns [0, nr) are read;
 //   bias_m has mr values and bias_n has nr values.
 // Nothing outside C[0:mr, 0:nr] is read or written, so edge tiles need no copies.
 using F32GemmFn = void (*)(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
-                           float* c, size_t ldc, const F32GemmTileParams* params);
+                           size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 
 // y[i] = f(x[i]) for i < n; y may equal x.
 using F32VUnaryFn = void (*)(size_t n, const float* x, float* y);
 
 // scalar
 void f32_gemm_4x8__scalar(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
-                          float* c, size_t ldc, const F32GemmTileParams* params);
+                          size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 void f32_vsilu__scalar(size_t n, const float* x, float* y);
 void f32_vhswish__scalar(size_t n, const float* x, float* y);
 void f32_vgelu__scalar(size_t n, const float* x, float* y);
 
 // avx2 + fma
 void f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
-                             float* c, size_t ldc, const F32GemmTileParams* params);
+                             size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 void f32_vsilu__avx2_fma(size_t n, const float* x, float* y);
 void f32_vhswish__avx2_fma(size_t n, const float* x, float* y);
 void f32_vgelu__avx2_fma(size_t n, const float* x, float* y);
 
 // avx512 f/bw/dq/vl
 void f32_gemm_14x32__avx512f(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
-                             float* c, size_t ldc, const F32GemmTileParams* params);
+                             size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 
 }  // namespace kiln::ukernels

@@ -13,10 +13,12 @@ namespace {
 constexpr int kMr = 6;
 
 // kRows rows; kVecs = 1 or 2 vectors of 8 columns, the last one masked by `last` (all-ones
-// lanes are stored).
-template <int kRows, int kVecs>
-void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
+// lanes are stored). kMaskB: the last B vector is loaded through the mask too (a partial panel
+// of unpacked B, whose row may end there); full tiles keep plain loads.
+template <int kRows, int kVecs, bool kMaskB>
+void Tile(size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* params, __m256i last) {
+  const __m256i masks[2] = {kVecs == 1 ? last : _mm256_set1_epi32(-1), last};
   __m256 acc[kRows][kVecs];
 #pragma GCC unroll 6
   for (int i = 0; i < kRows; ++i) {
@@ -26,7 +28,10 @@ void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
   for (size_t k = 0; k < kc; ++k) {
     __m256 bv[kVecs];
 #pragma GCC unroll 2
-    for (int v = 0; v < kVecs; ++v) bv[v] = _mm256_load_ps(b + 8 * v);
+    for (int v = 0; v < kVecs; ++v) {
+      bv[v] = kMaskB && v == kVecs - 1 ? _mm256_maskload_ps(b + 8 * v, masks[v])
+                                       : _mm256_loadu_ps(b + 8 * v);
+    }
 #pragma GCC unroll 6
     for (int i = 0; i < kRows; ++i) {
       const __m256 ai = _mm256_broadcast_ss(a + i);
@@ -34,10 +39,9 @@ void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
       for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
     }
     a += kMr;
-    b += 16;
+    b += ldb;
   }
 
-  const __m256i masks[2] = {kVecs == 1 ? last : _mm256_set1_epi32(-1), last};
   const __m256 vmin = _mm256_set1_ps(params->min);
   const __m256 vmax = _mm256_set1_ps(params->max);
   __m256 bn[kVecs];
@@ -61,30 +65,34 @@ void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
   }
 }
 
-template <int kVecs>
-void Rows(size_t mr, size_t kc, const float* a, const float* b, float* c, size_t ldc,
+template <int kVecs, bool kMaskB>
+void Rows(size_t mr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* p, __m256i last) {
   switch (mr) {
-    case 1: return Tile<1, kVecs>(kc, a, b, c, ldc, p, last);
-    case 2: return Tile<2, kVecs>(kc, a, b, c, ldc, p, last);
-    case 3: return Tile<3, kVecs>(kc, a, b, c, ldc, p, last);
-    case 4: return Tile<4, kVecs>(kc, a, b, c, ldc, p, last);
-    case 5: return Tile<5, kVecs>(kc, a, b, c, ldc, p, last);
-    default: return Tile<6, kVecs>(kc, a, b, c, ldc, p, last);
+    case 1: return Tile<1, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
+    case 2: return Tile<2, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
+    case 3: return Tile<3, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
+    case 4: return Tile<4, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
+    case 5: return Tile<5, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
+    default: return Tile<6, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
   }
 }
 
 }  // namespace
 
 void f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
-                             float* c, size_t ldc, const F32GemmTileParams* params) {
+                             size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params) {
   const int tail = static_cast<int>(nr > 8 ? nr - 8 : nr);  // 1..8 columns in the last vector
   const __m256i last =
       _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  if (nr > 8) {
-    Rows<2>(mr, kc, a, b, c, ldc, params, last);
+  if (nr == 16) {
+    Rows<2, false>(mr, kc, a, b, ldb, c, ldc, params, last);
+  } else if (nr > 8) {
+    Rows<2, true>(mr, kc, a, b, ldb, c, ldc, params, last);
+  } else if (nr == 8) {
+    Rows<1, false>(mr, kc, a, b, ldb, c, ldc, params, last);
   } else {
-    Rows<1>(mr, kc, a, b, c, ldc, params, last);
+    Rows<1, true>(mr, kc, a, b, ldb, c, ldc, params, last);
   }
 }
 

@@ -1,7 +1,8 @@
 // 14x32 f32 GEMM microkernel for AVX-512F, with every smaller tile (1..14 rows, 1..32 columns)
 // handled by its own instance so that edge tiles cost only their own work.
 // Register budget of the full tile: 28 zmm accumulators (14 rows x 2 vectors) + 2 for the B row
-// + 1 broadcast of A = 31 of 32. Per k step: 2 aligned B loads, 14 broadcasts, 28 FMAs.
+// + 1 broadcast of A = 31 of 32. Per k step: 2 B loads (masked: free on AVX-512, and it lets B
+// be read unpacked), 14 broadcasts, 28 FMAs.
 // Zen 4 (2 cores, shared): 0.92 of the measured 8-lane FMA peak at 1024^3 with KC = 512; see
 // bench/bench_gemm.cc.
 #include <immintrin.h>
@@ -17,11 +18,13 @@ namespace kiln::ukernels {
 namespace {
 
 constexpr int kMr = 14;
+constexpr size_t kPrefetchK = 16;
 
 // kRows rows; kVecs = 1 or 2 vectors of 16 columns, the last one masked by `last`.
 template <int kRows, int kVecs>
-void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
+void Tile(size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* params, __mmask16 last) {
+  const __mmask16 masks[2] = {kVecs == 1 ? last : __mmask16(0xFFFF), last};
   __m512 acc[kRows][kVecs];
 #pragma GCC unroll 14
   for (int i = 0; i < kRows; ++i) {
@@ -31,7 +34,13 @@ void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
   for (size_t k = 0; k < kc; ++k) {
     __m512 bv[kVecs];
 #pragma GCC unroll 2
-    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
+    for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_maskz_loadu_ps(masks[v], b + 16 * v);
+    // Unpacked B rows lie a page or more apart, where the hardware prefetchers stop; fetch the
+    // row kPrefetchK steps ahead (a hint: it never faults, even past the end of B).
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetchK * ldb + 16 * v), _MM_HINT_T0);
+    }
 #pragma GCC unroll 14
     for (int i = 0; i < kRows; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
@@ -39,10 +48,9 @@ void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
       for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
     }
     a += kMr;
-    b += 32;
+    b += ldb;
   }
 
-  const __mmask16 masks[2] = {kVecs == 1 ? last : __mmask16(0xFFFF), last};
   const __m512 vmin = _mm512_set1_ps(params->min);
   const __m512 vmax = _mm512_set1_ps(params->max);
   __m512 bn[kVecs];
@@ -66,36 +74,36 @@ void Tile(size_t kc, const float* a, const float* b, float* c, size_t ldc,
 }
 
 template <int kVecs>
-void Rows(size_t mr, size_t kc, const float* a, const float* b, float* c, size_t ldc,
+void Rows(size_t mr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* p, __mmask16 last) {
   switch (mr) {
-    case 1: return Tile<1, kVecs>(kc, a, b, c, ldc, p, last);
-    case 2: return Tile<2, kVecs>(kc, a, b, c, ldc, p, last);
-    case 3: return Tile<3, kVecs>(kc, a, b, c, ldc, p, last);
-    case 4: return Tile<4, kVecs>(kc, a, b, c, ldc, p, last);
-    case 5: return Tile<5, kVecs>(kc, a, b, c, ldc, p, last);
-    case 6: return Tile<6, kVecs>(kc, a, b, c, ldc, p, last);
-    case 7: return Tile<7, kVecs>(kc, a, b, c, ldc, p, last);
-    case 8: return Tile<8, kVecs>(kc, a, b, c, ldc, p, last);
-    case 9: return Tile<9, kVecs>(kc, a, b, c, ldc, p, last);
-    case 10: return Tile<10, kVecs>(kc, a, b, c, ldc, p, last);
-    case 11: return Tile<11, kVecs>(kc, a, b, c, ldc, p, last);
-    case 12: return Tile<12, kVecs>(kc, a, b, c, ldc, p, last);
-    case 13: return Tile<13, kVecs>(kc, a, b, c, ldc, p, last);
-    default: return Tile<14, kVecs>(kc, a, b, c, ldc, p, last);
+    case 1: return Tile<1, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 2: return Tile<2, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 3: return Tile<3, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 4: return Tile<4, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 5: return Tile<5, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 6: return Tile<6, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 7: return Tile<7, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 8: return Tile<8, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 9: return Tile<9, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 10: return Tile<10, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 11: return Tile<11, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 12: return Tile<12, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    case 13: return Tile<13, kVecs>(kc, a, b, ldb, c, ldc, p, last);
+    default: return Tile<14, kVecs>(kc, a, b, ldb, c, ldc, p, last);
   }
 }
 
 }  // namespace
 
 void f32_gemm_14x32__avx512f(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
-                             float* c, size_t ldc, const F32GemmTileParams* params) {
+                             size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params) {
   const size_t tail = nr > 16 ? nr - 16 : nr;  // 1..16 columns in the last vector
   const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
   if (nr > 16) {
-    Rows<2>(mr, kc, a, b, c, ldc, params, last);
+    Rows<2>(mr, kc, a, b, ldb, c, ldc, params, last);
   } else {
-    Rows<1>(mr, kc, a, b, c, ldc, params, last);
+    Rows<1>(mr, kc, a, b, ldb, c, ldc, params, last);
   }
 }
 

@@ -27,15 +27,25 @@ void Store(size_t mr, size_t nr, const float (*acc)[kNr], float* c, size_t ldc,
 }  // namespace
 
 void f32_gemm_4x8__scalar(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
-                          float* c, size_t ldc, const F32GemmTileParams* params) {
+                          size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params) {
   float acc[kMr][kNr] = {};
-  for (size_t k = 0; k < kc; ++k) {
-    for (size_t i = 0; i < kMr; ++i) {
-      const float ai = a[i];
-      for (size_t j = 0; j < kNr; ++j) acc[i][j] += ai * b[j];
+  if (nr == kNr) {
+    for (size_t k = 0; k < kc; ++k) {
+      for (size_t i = 0; i < kMr; ++i) {
+        const float ai = a[i];
+        for (size_t j = 0; j < kNr; ++j) acc[i][j] += ai * b[j];
+      }
+      a += kMr;
+      b += ldb;
     }
-    a += kMr;
-    b += kNr;
+  } else {
+    for (size_t k = 0; k < kc; ++k) {
+      for (size_t i = 0; i < kMr; ++i) {
+        for (size_t j = 0; j < nr; ++j) acc[i][j] += a[i] * b[j];
+      }
+      a += kMr;
+      b += ldb;
+    }
   }
   Store(mr, nr, acc, c, ldc, params);
 }
