@@ -69,11 +69,12 @@ Expected<ConvPlan> PlanConv(const ir::Node& node, const std::vector<int64_t>& x,
     if (m % a.group != 0)
       return Status::Error(node.Where(), "W has ", m, " output channels, not a multiple of group ",
                            a.group);
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out, ref::ResolveWindow(in_spatial, &a.spec));
+    auto out = ref::ResolveWindow(in_spatial, &a.spec);
+    if (!out.ok()) return out.status().WithContext(node.Where());
     ConvPlan plan;
-    plan.geometry = ref::MakeGeometry(x[0], c, m, a.group, in_spatial, out, a.spec);
+    plan.geometry = ref::MakeGeometry(x[0], c, m, a.group, in_spatial, *out, a.spec);
     plan.out_dims = {x[0], m};
-    plan.out_dims.insert(plan.out_dims.end(), out.begin(), out.end());
+    plan.out_dims.insert(plan.out_dims.end(), out->begin(), out->end());
     return plan;
   }
 
