@@ -13,7 +13,7 @@ namespace {
 // A Loop stops with an error after this many iterations. Without it, a Loop with neither a trip
 // count nor a condition (or a trip count like 2^62) would hang the caller; no inference model
 // we know of iterates more than a few thousand times.
-constexpr int64_t kMaxLoopIterations = int64_t{1} << 22;
+constexpr int64_t kMaxLoopIterations = int64_t{1} << 20;
 
 // Subgraphs nest (a Loop in an If in a Scan...). The depth is fixed by the file, but a hostile
 // file could nest deep enough to exhaust the stack, so running bodies deeper than this fails.
