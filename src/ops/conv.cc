@@ -1,5 +1,6 @@
 // Conv, ConvTranspose, ConvInteger and QLinearConv: attributes, checks, shape inference, and the
 // binding to the reference kernels in kernels/ref/conv.h.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -57,12 +58,13 @@ Expected<ConvPlan> PlanConv(const ir::Node& node, const std::vector<int64_t>& x,
     return Status::Error(node.Where(), "kernel_shape ", DimsToString(a.spec.kernel),
                          " does not match weight W ", DimsToString(w));
   a.spec.kernel = k_spatial;
-  if (c % a.group != 0)
+  // group <= C also keeps products like W's dim 1 * group from overflowing.
+  if (c % a.group != 0 || a.group > std::max<int64_t>(c, 1))
     return Status::Error(node.Where(), "X has ", c, " channels, not a multiple of group ", a.group);
   int64_t m;
   if (!transposed) {
     m = w[0];
-    if (w[1] * a.group != c)
+    if (w[1] != c / a.group)
       return Status::Error(node.Where(), "weight W ", DimsToString(w), " expects ", w[1], " x ",
                            a.group, " (group) input channels, but X ", DimsToString(x), " has ",
                            c);

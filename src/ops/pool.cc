@@ -29,6 +29,15 @@ Expected<PoolPlan> PlanPool(const ir::Node& node, const std::vector<int64_t>& x)
   std::vector<int64_t> in_spatial(x.begin() + 2, x.end());
   auto out = ref::ResolveWindow(in_spatial, &spec);
   if (!out.ok()) return out.status().WithContext(node.Where());
+  // Windows come from attributes, not from a weight tensor, so a hostile kernel_shape with huge
+  // pads could ask for ~2^60 steps; refuse work the reference loops cannot finish.
+  constexpr double kMaxWork = double{int64_t{1} << 34};
+  double work = static_cast<double>(x[0]) * static_cast<double>(x[1]);
+  for (size_t i = 0; i < out->size(); ++i)
+    work *= static_cast<double>((*out)[i]) * static_cast<double>(spec.kernel[i]);
+  if (work > kMaxWork)
+    return Status::Error(node.Where(), "pooling ", DimsToString(x), " with kernel ",
+                         DimsToString(spec.kernel), " needs more than 2^34 steps");
   PoolPlan plan;
   plan.geometry.g = ref::MakeGeometry(x[0], x[1], x[1], 1, in_spatial, *out, spec);
   const size_t n = in_spatial.size(), lead = ref::kMaxSpatialRank - n;

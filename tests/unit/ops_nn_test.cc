@@ -153,6 +153,10 @@ TEST(OpsNnConv, ConvRejectsBadWindows) {
   OpCall bias;
   ExpectErrorContains(bias.Run("Conv", {Iota({1, 1, 2, 2}), Iota({2, 1, 1, 1}), Iota({3})}),
                       "bias");
+  OpCall group;  // a huge group must not overflow W's dim 1 * group
+  ExpectErrorContains(group.Run("Conv", {Iota({1, 0, 2, 2}), Iota({1, 5, 1, 1})},
+                                {{"group", Int(int64_t{1} << 62)}}),
+                      "group");
   OpCall kind;
   ExpectErrorContains(kind.Run("Conv", {Iota({1, 1, 2, 2}), Iota({1, 1, 1, 1})},
                                {{"strides", Int(1)}}),
@@ -238,6 +242,11 @@ TEST(OpsNnPool, GlobalPoolsAndLp) {
 TEST(OpsNnPool, RejectsMissingKernelAndBadIndices) {
   OpCall c;
   ExpectErrorContains(c.Run("MaxPool", {Iota({1, 1, 4, 4})}), "kernel_shape");
+  OpCall huge;  // a window from attributes alone must not become an endless loop
+  ExpectErrorContains(huge.Run("MaxPool", {Iota({1, 1, 1})},
+                               {{"kernel_shape", Ints({int64_t{1} << 30})},
+                                {"pads", Ints({int64_t{1} << 30, int64_t{1} << 30})}}),
+                      "steps");
   OpCall u;
   Tensor idx = Tensor::FromVector<int64_t>({0, 99}, {1, 1, 1, 2});
   ExpectErrorContains(u.Run("MaxUnpool", {F({1, 2}, {1, 1, 1, 2}), idx},
