@@ -373,7 +373,8 @@ Status RunDropout(RunContext& ctx) {
   const Tensor* training = ctx.input(2);
   if (training && training->numel() == 1 && training->dtype() == DType::kBool &&
       training->AsInt64(0) != 0 && ratio > 0)
-    return ctx.Error("training-mode Dropout is not supported");
+    // "unsupported" marks a missing feature rather than a wrong answer.
+    return ctx.Error("unsupported: training-mode Dropout is not supported (its mask is random)");
   ctx.outputs[0] = *in;
   if (ctx.node.has_output(1)) {
     Tensor mask(DType::kBool, in->dims());

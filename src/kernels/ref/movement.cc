@@ -321,18 +321,16 @@ Expected<Tensor> ReverseSequence(const Tensor& in, const std::vector<int64_t>& s
   const std::vector<int64_t> strides = Strides(in.dims());
   Tensor out(in.dtype(), in.dims());
   if (out.numel() == 0) return out;
-  const int64_t inner = strides[std::min(batch_axis, time_axis)];
-  const int64_t outer_n = in.numel() / std::max<int64_t>(1, batch * steps * inner);
+  // The two axes are 0 and 1, so each (batch, time) pair owns one contiguous run of `inner`.
+  const int64_t inner = strides[1];
   WithElementCopier(in, &out, [&](auto copy) {
-    for (int64_t o = 0; o < outer_n; ++o)
-      for (int64_t bi = 0; bi < batch; ++bi)
-        for (int64_t t = 0; t < steps; ++t) {
-          const int64_t src_t = t < seq_lens[bi] ? seq_lens[bi] - 1 - t : t;
-          const int64_t base = o * batch * steps * inner;
-          const int64_t dst = base + bi * strides[batch_axis] + t * strides[time_axis];
-          const int64_t src = base + bi * strides[batch_axis] + src_t * strides[time_axis];
-          for (int64_t i = 0; i < inner; ++i) copy(src + i, dst + i);
-        }
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t t = 0; t < steps; ++t) {
+        const int64_t src_t = t < seq_lens[bi] ? seq_lens[bi] - 1 - t : t;
+        const int64_t dst = bi * strides[batch_axis] + t * strides[time_axis];
+        const int64_t src = bi * strides[batch_axis] + src_t * strides[time_axis];
+        for (int64_t i = 0; i < inner; ++i) copy(src + i, dst + i);
+      }
   });
   return out;
 }
