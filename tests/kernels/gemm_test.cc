@@ -268,6 +268,31 @@ TEST(Gemm, SmallBlocking) {
   }
 }
 
+// N == 1 (matrix-vector, its own microkernel) and M == 1 (B read in place, not packed).
+TEST(Gemm, VectorShapes) {
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t len : {1, 5, 129, 1000}) {
+      for (size_t k : {1, 7, 16, 17, 300}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          Case tc;
+          tc.isa = isa, tc.k = k;
+          tc.m = variant < 2 ? len : 1;
+          tc.n = variant < 2 ? 1 : len;
+          tc.threads = variant % 2 ? 2 : 1;
+          tc.accumulate = variant % 2;
+          tc.pad_c = variant % 2 ? 2 : 0;   // ldc > 1 for the strided output column
+          tc.pad_a = variant == 3 ? 3 : 0;
+          tc.pad_b = variant == 3 ? 5 : 0;
+          tc.bias = variant == 1 ? BiasKind::kPerRow : BiasKind::kPerColumn;
+          tc.act = variant == 0 ? Activation::kGelu : Activation::kClip;
+          RunCase(tc);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 TEST(Gemm, LargeTwoThreads) {
   for (IsaLevel isa : IsaLevels()) {
     Case tc;

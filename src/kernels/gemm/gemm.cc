@@ -144,10 +144,13 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
   // still in L1/L2 when the microkernel reads it) rather than writing the whole block out.
   // (Reading plain B in place through the microkernel's ldb was measured too: 10-20% slower on
   // 64x3136x576 and 128x784x1152, its rows being pages apart and in few L1 sets.)
-  const bool lazy_b = !pb.b.packed && m1 - m0 <= pb.mc;
+  // With a single row of tiles (M <= MR) nothing is reused at all: plain B is read in place.
+  const bool direct_b = !pb.b.packed && m1 - m0 <= mr && pb.b.cs == 1;
+  const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed ? nullptr : a_ws.Get(pb.mc * pb.kc);
-  float* b_buf = pb.b.packed ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
+  float* b_buf =
+      pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
   for (size_t jc = n0; jc < n1; jc += pb.nc) {
     const size_t nc = std::min(pb.nc, n1 - jc);
     for (size_t pc = 0; pc < pb.k; pc += pb.kc) {
@@ -158,7 +161,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
       if (pb.b.packed) {
         b_panels = pb.b.packed + jc / nr * (pb.k * nr) + pc * nr;
         b_stride = pb.k * nr;
-      } else if (!lazy_b) {
+      } else if (!lazy_b && !direct_b) {
         PackBPanels(pb.b.p + pc * pb.b.rs + jc * pb.b.cs, pb.b.rs, pb.b.cs, kc, nc, nr, b_buf,
                     kc * nr);
       }
@@ -175,7 +178,11 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
         }
         for (size_t jr = 0; jr < nc; jr += nr) {
           const float* bp;
-          if (lazy_b) {
+          size_t ldb = nr;
+          if (direct_b) {
+            bp = pb.b.p + pc * pb.b.rs + jc + jr;
+            ldb = pb.b.rs;
+          } else if (lazy_b) {
             const size_t j = jc + jr;
             PackBPanels(pb.b.p + pc * pb.b.rs + j * pb.b.cs, pb.b.rs, pb.b.cs, kc,
                         std::min(nr, n1 - j), nr, b_buf, kc * nr);
@@ -184,7 +191,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
             bp = b_panels + jr / nr * b_stride;
           }
           for (size_t ir = 0; ir < mc; ir += mr) {
-            RunTile(pb, kc, a_panels + ir / mr * a_stride, bp, nr, ic + ir, jc + jr, first_k,
+            RunTile(pb, kc, a_panels + ir / mr * a_stride, bp, ldb, ic + ir, jc + jr, first_k,
                     last_k);
           }
         }
@@ -207,10 +214,47 @@ void RunEmptyK(const Problem& pb) {
   }
 }
 
+// N == 1 with plain A and contiguous x: a matrix-vector product, rows split over the threads.
+// Packing A would cost as much as the product itself.
+bool TryGemv(const Problem& pb, ThreadPool* pool) {
+  if (pb.n != 1 || pb.k == 0 || pb.a.packed || pb.b.packed || pb.a.cs != 1 || pb.b.rs != 1) {
+    return false;
+  }
+  size_t threads = ThreadCount(pool);
+  if (static_cast<double>(pb.m) * pb.k < 65536.0) threads = 1;
+  threads = std::min(threads, DivUp(pb.m, 16));
+  auto task = [&](size_t t) {
+    const size_t lo = t * pb.m / threads, hi = (t + 1) * pb.m / threads;
+    if (lo == hi) return;
+    ukernels::F32GemmTileParams params{};
+    params.load_c = pb.accumulate ? 1 : 0;
+    params.bias_m = pb.bias_m ? pb.bias_m + lo : nullptr;
+    params.bias_n = pb.bias_n;
+    params.min = pb.min;
+    params.max = pb.max;
+    float* y = pb.c + lo * pb.ldc;
+    pb.uk->gemv(hi - lo, pb.k, pb.a.p + lo * pb.a.rs, pb.a.rs, pb.b.p, y, pb.ldc, &params);
+    if (pb.act) {
+      if (pb.ldc == 1) {
+        pb.act(hi - lo, y, y);
+      } else {
+        for (size_t i = 0; i < hi - lo; ++i) pb.act(1, y + i * pb.ldc, y + i * pb.ldc);
+      }
+    }
+  };
+  if (threads <= 1) {
+    task(0);
+  } else {
+    ParallelFor(pool, threads, task);
+  }
+  return true;
+}
+
 // Splits C over the pool's threads along M or N in whole tiles; each thread packs its own
 // operands, so no barrier is needed. A prepacked operand fixes the split to the other side.
 void Run(Problem& pb, ThreadPool* pool, Blocking want) {
   if (pb.k == 0) return RunEmptyK(pb);
+  if (TryGemv(pb, pool)) return;
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   const size_t m_tiles = DivUp(pb.m, mr), n_tiles = DivUp(pb.n, nr);
   size_t threads = ThreadCount(pool);

@@ -15,6 +15,7 @@ struct GemmUkernel {
   size_t mr;
   size_t nr;
   ukernels::F32GemmFn gemm;
+  ukernels::F32GemvFn gemv;  // N == 1
   // Activations applied to finished tiles (may be of a lower ISA than the GEMM kernel).
   ukernels::F32VUnaryFn silu;
   ukernels::F32VUnaryFn hswish;

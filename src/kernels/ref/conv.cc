@@ -32,8 +32,7 @@ inline void ValidRange(int64_t offset, int64_t stride, int64_t limit, int64_t co
 // kernel of (x - x_zero) * (w - w_zero). x points at the group's first input channel of one image,
 // w at the output channel's filter.
 template <class TX, class TW, class Acc>
-void ConvPlane(const ConvGeometry& g, const TX* x, const TW* w, Acc x_zero, Acc w_zero,
-               Acc* acc) {
+void ConvPlane(const ConvGeometry& g, const TX* x, const TW* w, Acc x_zero, Acc w_zero, Acc* acc) {
   const int64_t cig = g.in_channels / g.group;
   const int64_t in_size = g.in_size(), k_size = g.kernel_size();
   const auto& [ID, IH, IW] = g.in;
@@ -84,8 +83,7 @@ Expected<std::vector<int64_t>> ResolveWindow(const std::vector<int64_t>& in_spat
   if (spec->strides.size() != n)
     return Status::Error("strides ", DimsToString(spec->strides), " must have ", n, " entries");
   if (spec->dilations.size() != n)
-    return Status::Error("dilations ", DimsToString(spec->dilations), " must have ", n,
-                         " entries");
+    return Status::Error("dilations ", DimsToString(spec->dilations), " must have ", n, " entries");
   if (spec->pads.size() != 2 * n)
     return Status::Error("pads ", DimsToString(spec->pads), " must have ", 2 * n, " entries");
   KILN_RETURN_IF_ERROR(CheckRange(spec->kernel, "kernel_shape", 1));

@@ -49,8 +49,10 @@ Expected<EinsumPlan> PlanEinsum(const std::string& equation,
   const std::string lhs = eq.substr(0, arrow);
   std::vector<std::string> terms(1);
   for (char c : lhs) {
-    if (c == ',') terms.emplace_back();
-    else terms.back() += c;
+    if (c == ',')
+      terms.emplace_back();
+    else
+      terms.back() += c;
   }
   if (terms.size() != shapes.size())
     return Status::Error("equation '", equation, "' has ", terms.size(), " operand terms but ",
@@ -94,8 +96,8 @@ Expected<EinsumPlan> PlanEinsum(const std::string& equation,
       } else if (l >= kEllipsisBase && (size[l] == 1 || dim == 1)) {
         size[l] = std::max(size[l], dim);
       } else {
-        return Status::Error("Einsum label sizes disagree: ", size[l], " vs ", dim, " in input ",
-                             i, " of shape ", DimsToString(shapes[i]));
+        return Status::Error("Einsum label sizes disagree: ", size[l], " vs ", dim, " in input ", i,
+                             " of shape ", DimsToString(shapes[i]));
       }
     }
   }
@@ -133,22 +135,24 @@ Expected<EinsumPlan> PlanEinsum(const std::string& equation,
   for (int l : loop_labels) {
     const int64_t s = std::max<int64_t>(size[l], 0);
     plan.loop_sizes.push_back(s);
-    if (s != 0 && work > kMaxIterations / s) work = kMaxIterations + 1;
-    else work *= s;
+    if (s != 0 && work > kMaxIterations / s)
+      work = kMaxIterations + 1;
+    else
+      work *= s;
   }
   bool empty = std::count(plan.loop_sizes.begin(), plan.loop_sizes.end(), 0) > 0;
   if (!empty && work > kMaxIterations)
     return Status::Error("equation '", equation, "' needs more than ", kMaxIterations,
                          " multiply-adds, too many for the reference Einsum");
-  for (size_t i = 0; i < out_labels.size(); ++i)
-    plan.out_dims.push_back(plan.loop_sizes[i]);
+  for (size_t i = 0; i < out_labels.size(); ++i) plan.out_dims.push_back(plan.loop_sizes[i]);
   for (size_t i = 0; i < shapes.size(); ++i) {
     std::vector<int64_t> st(loop_labels.size(), 0);
     const std::vector<int64_t> dim_strides = Strides(shapes[i]);
     for (size_t d = 0; d < shapes[i].size(); ++d) {
       const int l = labels[i][d];
       if (shapes[i][d] == 1 && size[l] != 1) continue;  // broadcast along an ellipsis dim
-      const size_t loop = std::find(loop_labels.begin(), loop_labels.end(), l) - loop_labels.begin();
+      const size_t loop =
+          std::find(loop_labels.begin(), loop_labels.end(), l) - loop_labels.begin();
       st[loop] += dim_strides[d];
     }
     plan.strides.push_back(std::move(st));
@@ -160,8 +164,10 @@ template <class T>
 void Einsum(const EinsumPlan& plan, const std::vector<const T*>& operands, T* y) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
   auto widen = [](T v) -> Acc {
-    if constexpr (std::is_floating_point_v<T>) return static_cast<Acc>(v);
-    else return static_cast<Acc>(static_cast<int64_t>(v));
+    if constexpr (std::is_floating_point_v<T>)
+      return static_cast<Acc>(v);
+    else
+      return static_cast<Acc>(static_cast<int64_t>(v));
   };
   const size_t n_ops = operands.size(), n_out = plan.num_out_loops;
   const size_t n_loops = plan.loop_sizes.size();

@@ -67,7 +67,7 @@ enum class BinaryKind {
   kAdd, kSub, kMul, kDiv,   // numeric; integer Div truncates toward zero
   kMod,                     // integer remainder with the divisor's sign (Python), or float
   kFmod,                    // remainder with the dividend's sign (C fmod)
-  kBitShiftLeft, kBitShiftRight,        // unsigned integers
+  kBitShiftLeft, kBitShiftRight,        // integers; out-of-range counts shift every bit out
   kBitwiseAnd, kBitwiseOr, kBitwiseXor,  // integers
   kMax, kMin,               // numeric; NaN propagates
   kPRelu,                   // x < 0 ? slope * x : x

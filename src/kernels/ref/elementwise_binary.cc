@@ -72,16 +72,14 @@ Expected<Tensor> IntBinary(BinaryKind kind, const Tensor& a, const Tensor& b) {
       return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return static_cast<T>(x ^ y); });
     case BinaryKind::kBitShiftLeft:
     case BinaryKind::kBitShiftRight: {
-      if constexpr (std::is_signed_v<T>) {
-        return Status::Error("BitShift inputs must be unsigned integers, got ", DTypeName(dt));
-      } else {
-        const bool left = kind == BinaryKind::kBitShiftLeft;
-        // Shifting by the width or more is undefined in C++; every bit is shifted out instead.
-        return Broadcast2<T, T, T>(dt, a, b, [=](T x, T s) {
-          if (s >= static_cast<T>(kBits)) return T(0);
-          return static_cast<T>(left ? WrapType<T>(x) << s : WrapType<T>(x) >> s);
-        });
-      }
+      const bool left = kind == BinaryKind::kBitShiftLeft;
+      // A count below 0 or at least the width is undefined in C++; as numpy does, every bit is
+      // shifted out instead (0, or -1 for an arithmetic right shift of a negative value).
+      return Broadcast2<T, T, T>(dt, a, b, [=](T x, T s) {
+        if (s < T(0) || s >= static_cast<T>(kBits)) return (!left && x < T(0)) ? T(-1) : T(0);
+        if (left) return static_cast<T>(WrapType<T>(x) << s);  // bits past the top are dropped
+        return static_cast<T>(x >> s);  // arithmetic for signed types (C++20)
+      });
     }
     case BinaryKind::kDiv:
       r = Broadcast2<T, T, T>(dt, a, b, [&](T x, T y) {
@@ -165,7 +163,17 @@ Expected<Tensor> CompareTyped(CompareKind kind, const Tensor& a, const Tensor& b
   return Tensor();
 }
 
+// A string tensor must hold one string per element; a malformed one is an error, not an
+// out-of-bounds read.
+Status CheckStrings(const Tensor& t) {
+  if (static_cast<int64_t>(t.strings().size()) == t.numel()) return Status::Ok();
+  return Status::Error("string tensor ", DescribeTensor(t), " holds ", t.strings().size(),
+                       " strings");
+}
+
 Expected<Tensor> EqualStrings(const Tensor& a, const Tensor& b) {
+  KILN_RETURN_IF_ERROR(CheckStrings(a));
+  KILN_RETURN_IF_ERROR(CheckStrings(b));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastDims({a.dims(), b.dims()}));
   KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::Make(DType::kBool, dims, "broadcast result"));
   bool* po = out.data<bool>();
@@ -283,6 +291,8 @@ Expected<Tensor> Where(const Tensor& cond, const Tensor& x, const Tensor& y) {
   BroadcastIter it(dims, {BroadcastStrides(cond.dims(), dims), BroadcastStrides(x.dims(), dims),
                           BroadcastStrides(y.dims(), dims)});
   if (x.dtype() == DType::kString) {
+    KILN_RETURN_IF_ERROR(CheckStrings(x));
+    KILN_RETURN_IF_ERROR(CheckStrings(y));
     for (; !it.done(); it.next()) {
       out.strings()[it.index()] =
           pc[it.offset(0)] != 0 ? x.strings()[it.offset(1)] : y.strings()[it.offset(2)];
@@ -292,9 +302,11 @@ Expected<Tensor> Where(const Tensor& cond, const Tensor& x, const Tensor& y) {
   KILN_DISPATCH_ALL(x.dtype(), T,
                     return Status::Error("Where of ", DTypeName(x.dtype()), " is not supported"),
                     {
-                      const T* px = x.data<T>();
-                      const T* py = y.data<T>();
-                      T* po = out.data<T>();
+                      // bool moves as bytes: a stray byte value must not be undefined behaviour.
+                      using V = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+                      const V* px = x.data<V>();
+                      const V* py = y.data<V>();
+                      V* po = out.data<V>();
                       for (; !it.done(); it.next())
                         po[it.index()] = pc[it.offset(0)] != 0 ? px[it.offset(1)] : py[it.offset(2)];
                     });

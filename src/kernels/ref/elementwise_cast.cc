@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/ref/elementwise.h"
 
@@ -77,9 +78,15 @@ D Convert(S s) {
 
 template <class S, class D>
 void CastLoop(const Tensor& x, Tensor* y) {
-  const S* in = x.data<S>();
   D* out = y->data<D>();
-  for (int64_t i = 0; i < x.numel(); ++i) out[i] = Convert<D>(in[i]);
+  if constexpr (std::is_same_v<S, bool>) {
+    // Bytes, not bools: a byte other than 0/1 from a file must not be undefined behaviour.
+    const uint8_t* in = x.data<uint8_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = Convert<D>(in[i] != 0);
+  } else {
+    const S* in = x.data<S>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = Convert<D>(in[i]);
+  }
 }
 
 template <class S>
@@ -95,6 +102,17 @@ std::string ToString(S s) {
     return std::string(buf, res.ptr);
   } else {
     return std::to_string(s);
+  }
+}
+
+template <class S>
+void ToStringLoop(const Tensor& x, std::vector<std::string>* out) {
+  if constexpr (std::is_same_v<S, bool>) {
+    const uint8_t* in = x.data<uint8_t>();  // bool as bytes, as in CastLoop
+    for (int64_t i = 0; i < x.numel(); ++i) (*out)[i] = ToString(in[i] != 0);
+  } else {
+    const S* in = x.data<S>();
+    for (int64_t i = 0; i < x.numel(); ++i) (*out)[i] = ToString(in[i]);
   }
 }
 
@@ -136,6 +154,9 @@ Expected<Tensor> Cast(const Tensor& x, DType to) {
                          " is not supported");
   };
   const DType from = x.dtype();
+  if (from == DType::kString && static_cast<int64_t>(x.strings().size()) != x.numel())
+    return Status::Error("string tensor ", DescribeTensor(x), " holds ", x.strings().size(),
+                         " strings");
   if (from == DType::kString && to == DType::kString) return x.Clone();
   Tensor y(to, x.dims());
   if (from == DType::kString) {
@@ -150,10 +171,7 @@ Expected<Tensor> Cast(const Tensor& x, DType to) {
   }
   if (to == DType::kString) {
     auto& out = y.strings();
-    KILN_DISPATCH_ALL(from, S, return unsupported(), {
-      const S* in = x.data<S>();
-      for (int64_t i = 0; i < x.numel(); ++i) out[i] = ToString(in[i]);
-    });
+    KILN_DISPATCH_ALL(from, S, return unsupported(), ToStringLoop<S>(x, &out));
     return y;
   }
   KILN_DISPATCH_ALL(from, S, return unsupported(),

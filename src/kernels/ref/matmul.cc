@@ -97,7 +97,8 @@ void MatMulInteger(const MatMulGeometry& g, const TA* a, const std::vector<int32
       for (int64_t p = 0; p < g.k; ++p) {
         const int64_t av = static_cast<int64_t>(am[i * g.k + p]) - a_zero[i];
         const TB* brow = bm + p * g.n;
-        for (int64_t j = 0; j < g.n; ++j) acc[j] += av * (static_cast<int64_t>(brow[j]) - b_zero[j]);
+        for (int64_t j = 0; j < g.n; ++j)
+          acc[j] += av * (static_cast<int64_t>(brow[j]) - b_zero[j]);
       }
       for (int64_t j = 0; j < g.n; ++j) ym[i * g.n + j] = static_cast<int32_t>(acc[j]);
     }
@@ -106,8 +107,7 @@ void MatMulInteger(const MatMulGeometry& g, const TA* a, const std::vector<int32
 
 template <class T>
 void Gemm(int64_t m, int64_t k, int64_t n, const T* a, bool trans_a, const T* b, bool trans_b,
-          double alpha, const T* c, int64_t c_row_stride, int64_t c_col_stride, double beta,
-          T* y) {
+          double alpha, const T* c, int64_t c_row_stride, int64_t c_col_stride, double beta, T* y) {
   std::vector<double> acc(n);
   for (int64_t i = 0; i < m; ++i) {
     if (trans_b && !trans_a) {
@@ -153,9 +153,9 @@ KILN_INSTANTIATE_MATMUL(uint32_t)
 KILN_INSTANTIATE_MATMUL(uint64_t)
 #undef KILN_INSTANTIATE_MATMUL
 
-#define KILN_INSTANTIATE_MATMUL_INTEGER(TA, TB)                                           \
-  template void MatMulInteger<TA, TB>(const MatMulGeometry&, const TA*,                   \
-                                      const std::vector<int32_t>&, const TB*,             \
+#define KILN_INSTANTIATE_MATMUL_INTEGER(TA, TB)                               \
+  template void MatMulInteger<TA, TB>(const MatMulGeometry&, const TA*,       \
+                                      const std::vector<int32_t>&, const TB*, \
                                       const std::vector<int32_t>&, int32_t*);
 KILN_INSTANTIATE_MATMUL_INTEGER(uint8_t, uint8_t)
 KILN_INSTANTIATE_MATMUL_INTEGER(uint8_t, int8_t)
@@ -163,8 +163,8 @@ KILN_INSTANTIATE_MATMUL_INTEGER(int8_t, uint8_t)
 KILN_INSTANTIATE_MATMUL_INTEGER(int8_t, int8_t)
 #undef KILN_INSTANTIATE_MATMUL_INTEGER
 
-template void Gemm<float>(int64_t, int64_t, int64_t, const float*, bool, const float*, bool,
-                          double, const float*, int64_t, int64_t, double, float*);
+template void Gemm<float>(int64_t, int64_t, int64_t, const float*, bool, const float*, bool, double,
+                          const float*, int64_t, int64_t, double, float*);
 template void Gemm<double>(int64_t, int64_t, int64_t, const double*, bool, const double*, bool,
                            double, const double*, int64_t, int64_t, double, double*);
 

@@ -32,17 +32,17 @@ void BatchNormInference(const NCS& s, const T* x, const T* scale, const T* bias,
       for (int64_t i = 0; i < s.spatial; ++i) {
         const int64_t p = per_element ? c * s.spatial + i : c;
         const double inv = 1.0 / std::sqrt(static_cast<double>(var[p]) + eps);
-        y[base + i] = static_cast<T>((static_cast<double>(x[base + i]) - mean[p]) * inv * scale[p] +
-                                     bias[p]);
+        y[base + i] =
+            static_cast<T>((static_cast<double>(x[base + i]) - mean[p]) * inv * scale[p] + bias[p]);
       }
     }
   }
 }
 
 template <class T>
-void BatchNormTraining(const NCS& s, const T* x, const T* scale, const T* bias,
-                       const T* input_mean, const T* input_var, double eps, double momentum,
-                       T* y, T* running_mean, T* running_var) {
+void BatchNormTraining(const NCS& s, const T* x, const T* scale, const T* bias, const T* input_mean,
+                       const T* input_var, double eps, double momentum, T* y, T* running_mean,
+                       T* running_var) {
   const double count = static_cast<double>(s.n * s.spatial);
   for (int64_t c = 0; c < s.c; ++c) {
     double sum = 0;
@@ -62,8 +62,10 @@ void BatchNormTraining(const NCS& s, const T* x, const T* scale, const T* bias,
         const int64_t k = (n * s.c + c) * s.spatial + i;
         y[k] = static_cast<T>((x[k] - mean) * inv * scale[c] + bias[c]);
       }
-    if (running_mean) running_mean[c] = static_cast<T>(input_mean[c] * momentum + mean * (1 - momentum));
-    if (running_var) running_var[c] = static_cast<T>(input_var[c] * momentum + var * (1 - momentum));
+    if (running_mean)
+      running_mean[c] = static_cast<T>(input_mean[c] * momentum + mean * (1 - momentum));
+    if (running_var)
+      running_var[c] = static_cast<T>(input_var[c] * momentum + var * (1 - momentum));
   }
 }
 
@@ -100,8 +102,8 @@ void GroupNorm(const NCS& s, int64_t groups, const T* x, const T* scale, const T
 }
 
 template <class T>
-void LayerNorm(int64_t outer, int64_t inner, const T* x, const T* scale, const T* bias,
-               double eps, T* y, T* mean_out, T* inv_std_out) {
+void LayerNorm(int64_t outer, int64_t inner, const T* x, const T* scale, const T* bias, double eps,
+               T* y, T* mean_out, T* inv_std_out) {
   for (int64_t o = 0; o < outer; ++o) {
     const T* xr = x + o * inner;
     double mean, var;
@@ -132,16 +134,16 @@ void Lrn(const NCS& s, const T* x, int64_t size, double alpha, double beta, doub
           sq += v * v;
         }
         const int64_t idx = (n * s.c + c) * s.spatial + i;
-        y[idx] = static_cast<T>(x[idx] / std::pow(bias + alpha / static_cast<double>(size) * sq,
-                                                  beta));
+        y[idx] =
+            static_cast<T>(x[idx] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
       }
     }
   }
 }
 
 template <class T>
-void MeanVarianceNorm(const std::vector<int64_t>& dims, const std::vector<bool>& reduce,
-                      const T* x, T* y) {
+void MeanVarianceNorm(const std::vector<int64_t>& dims, const std::vector<bool>& reduce, const T* x,
+                      T* y) {
   // Each element belongs to the group given by its index over the kept dims.
   int64_t numel = 1, groups = 1;
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -177,18 +179,16 @@ void MeanVarianceNorm(const std::vector<int64_t>& dims, const std::vector<bool>&
   }
 }
 
-#define KILN_INSTANTIATE_NORM(T)                                                                \
-  template void BatchNormInference<T>(const NCS&, const T*, const T*, const T*, const T*,       \
-                                      const T*, double, bool, T*);                              \
-  template void BatchNormTraining<T>(const NCS&, const T*, const T*, const T*, const T*,        \
-                                     const T*, double, double, T*, T*, T*);                     \
-  template void InstanceNorm<T>(const NCS&, const T*, const T*, const T*, double, T*);          \
-  template void GroupNorm<T>(const NCS&, int64_t, const T*, const T*, const T*, bool, double,   \
-                             T*);                                                               \
-  template void LayerNorm<T>(int64_t, int64_t, const T*, const T*, const T*, double, T*, T*,    \
-                             T*);                                                               \
-  template void Lrn<T>(const NCS&, const T*, int64_t, double, double, double, T*);              \
-  template void MeanVarianceNorm<T>(const std::vector<int64_t>&, const std::vector<bool>&,      \
+#define KILN_INSTANTIATE_NORM(T)                                                                   \
+  template void BatchNormInference<T>(const NCS&, const T*, const T*, const T*, const T*,          \
+                                      const T*, double, bool, T*);                                 \
+  template void BatchNormTraining<T>(const NCS&, const T*, const T*, const T*, const T*, const T*, \
+                                     double, double, T*, T*, T*);                                  \
+  template void InstanceNorm<T>(const NCS&, const T*, const T*, const T*, double, T*);             \
+  template void GroupNorm<T>(const NCS&, int64_t, const T*, const T*, const T*, bool, double, T*); \
+  template void LayerNorm<T>(int64_t, int64_t, const T*, const T*, const T*, double, T*, T*, T*);  \
+  template void Lrn<T>(const NCS&, const T*, int64_t, double, double, double, T*);                 \
+  template void MeanVarianceNorm<T>(const std::vector<int64_t>&, const std::vector<bool>&,         \
                                     const T*, T*);
 KILN_INSTANTIATE_NORM(float)
 KILN_INSTANTIATE_NORM(double)

@@ -21,9 +21,9 @@ void BatchNormInference(const NCS& s, const T* x, const T* scale, const T* bias,
 // Training mode: normalizes with the batch's statistics and returns the running statistics
 // running = input * momentum + batch * (1 - momentum) in running_mean / running_var (nullable).
 template <class T>
-void BatchNormTraining(const NCS& s, const T* x, const T* scale, const T* bias,
-                       const T* input_mean, const T* input_var, double eps, double momentum,
-                       T* y, T* running_mean, T* running_var);
+void BatchNormTraining(const NCS& s, const T* x, const T* scale, const T* bias, const T* input_mean,
+                       const T* input_var, double eps, double momentum, T* y, T* running_mean,
+                       T* running_var);
 
 // Per (n, c) plane: y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c].
 template <class T>
@@ -38,8 +38,8 @@ void GroupNorm(const NCS& s, int64_t groups, const T* x, const T* scale, const T
 // Each of `outer` rows of `inner` elements: y = (x - mean) * inv_std * scale + bias, where
 // scale and bias (nullable) hold `inner` values. mean / inv_std (nullable) get one per row.
 template <class T>
-void LayerNorm(int64_t outer, int64_t inner, const T* x, const T* scale, const T* bias,
-               double eps, T* y, T* mean, T* inv_std);
+void LayerNorm(int64_t outer, int64_t inner, const T* x, const T* scale, const T* bias, double eps,
+               T* y, T* mean, T* inv_std);
 
 // Local response normalization across channels.
 template <class T>
@@ -47,7 +47,7 @@ void Lrn(const NCS& s, const T* x, int64_t size, double alpha, double beta, doub
 
 // y = (x - mean) / (sqrt(var) + 1e-9) with statistics over the dims where reduce[d] is true.
 template <class T>
-void MeanVarianceNorm(const std::vector<int64_t>& dims, const std::vector<bool>& reduce,
-                      const T* x, T* y);
+void MeanVarianceNorm(const std::vector<int64_t>& dims, const std::vector<bool>& reduce, const T* x,
+                      T* y);
 
 }  // namespace kiln::ref

@@ -16,8 +16,8 @@ inline void ForWindow(const ConvGeometry& g, int64_t od, int64_t oh, int64_t ow,
       const int64_t ih = oh * g.stride[1] + kh * g.dilation[1] - g.pad_begin[1];
       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
         const int64_t iw = ow * g.stride[2] + kw * g.dilation[2] - g.pad_begin[2];
-        const bool inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1] && iw >= 0 &&
-                            iw < g.in[2];
+        const bool inside =
+            id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1] && iw >= 0 && iw < g.in[2];
         visit(id, ih, iw, inside);
       }
     }
@@ -44,7 +44,7 @@ void MaxPool(const PoolGeometry& p, const T* x, T* y, int64_t* indices, bool col
   ForOutputs(g, [&](int64_t pl, int64_t od, int64_t oh, int64_t ow, int64_t o) {
     const T* xp = x + pl * in_size;
     T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                   : std::numeric_limits<T>::lowest();
+                                                  : std::numeric_limits<T>::lowest();
     int64_t best_index = -1;
     ForWindow(g, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw, bool inside) {
       if (!inside) return;
@@ -72,8 +72,8 @@ void AveragePool(const PoolGeometry& p, const T* x, T* y, bool count_include_pad
         sum += static_cast<double>(xp[(id * g.in[1] + ih) * g.in[2] + iw]);
         ++count;
       } else if (count_include_pad && id >= -g.pad_begin[0] && id < g.in[0] + p.pad_end[0] &&
-                 ih >= -g.pad_begin[1] && ih < g.in[1] + p.pad_end[1] &&
-                 iw >= -g.pad_begin[2] && iw < g.in[2] + p.pad_end[2]) {
+                 ih >= -g.pad_begin[1] && ih < g.in[1] + p.pad_end[1] && iw >= -g.pad_begin[2] &&
+                 iw < g.in[2] + p.pad_end[2]) {
         ++count;
       }
     });
@@ -91,8 +91,8 @@ void LpPool(const PoolGeometry& p, const T* x, T* y, double power) {
     double sum = 0;
     ForWindow(g, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw, bool inside) {
       if (inside)
-        sum += std::pow(std::fabs(static_cast<double>(xp[(id * g.in[1] + ih) * g.in[2] + iw])),
-                        power);
+        sum +=
+            std::pow(std::fabs(static_cast<double>(xp[(id * g.in[1] + ih) * g.in[2] + iw])), power);
     });
     y[o] = static_cast<T>(std::pow(sum, 1.0 / power));
   });
@@ -106,9 +106,12 @@ void GlobalPool(GlobalPoolKind kind, int64_t planes, int64_t plane_size, const T
     double acc = kind == GlobalPoolKind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
     for (int64_t i = 0; i < plane_size; ++i) {
       const double v = static_cast<double>(xp[i]);
-      if (kind == GlobalPoolKind::kMax) acc = v > acc || std::isnan(v) ? v : acc;
-      else if (kind == GlobalPoolKind::kAverage) acc += v;
-      else acc += std::pow(std::fabs(v), power);
+      if (kind == GlobalPoolKind::kMax)
+        acc = v > acc || std::isnan(v) ? v : acc;
+      else if (kind == GlobalPoolKind::kAverage)
+        acc += v;
+      else
+        acc += std::pow(std::fabs(v), power);
     }
     if (kind == GlobalPoolKind::kAverage) acc /= static_cast<double>(plane_size);
     if (kind == GlobalPoolKind::kLp) acc = std::pow(acc, 1.0 / power);
@@ -120,8 +123,8 @@ template <class T>
 Status MaxUnpool(const T* x, const int64_t* indices, int64_t n, T* y, int64_t y_numel) {
   for (int64_t i = 0; i < n; ++i) {
     if (indices[i] < 0 || indices[i] >= y_numel)
-      return Status::Error("index ", indices[i], " at position ", i,
-                           " is outside the output of ", y_numel, " elements");
+      return Status::Error("index ", indices[i], " at position ", i, " is outside the output of ",
+                           y_numel, " elements");
     y[indices[i]] = x[i];
   }
   return Status::Ok();
@@ -136,8 +139,7 @@ template void AveragePool<double>(const PoolGeometry&, const double*, double*, b
 template void LpPool<float>(const PoolGeometry&, const float*, float*, double);
 template void LpPool<double>(const PoolGeometry&, const double*, double*, double);
 template void GlobalPool<float>(GlobalPoolKind, int64_t, int64_t, const float*, float*, double);
-template void GlobalPool<double>(GlobalPoolKind, int64_t, int64_t, const double*, double*,
-                                 double);
+template void GlobalPool<double>(GlobalPoolKind, int64_t, int64_t, const double*, double*, double);
 template Status MaxUnpool<float>(const float*, const int64_t*, int64_t, float*, int64_t);
 template Status MaxUnpool<double>(const double*, const int64_t*, int64_t, double*, int64_t);
 

@@ -32,12 +32,19 @@ struct F32GemmTileParams {
 using F32GemmFn = void (*)(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                            size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 
+// Matrix-vector: y[i * ldy] = op(y) + dot(A row i, x) for i < m (A row-major, lda; x has k
+// contiguous values; k >= 1), then bias_m[i] / bias_n[0] and the clamp of `params`.
+using F32GemvFn = void (*)(size_t m, size_t k, const float* a, size_t lda, const float* x,
+                           float* y, size_t ldy, const F32GemmTileParams* params);
+
 // y[i] = f(x[i]) for i < n; y may equal x.
 using F32VUnaryFn = void (*)(size_t n, const float* x, float* y);
 
 // scalar
 void f32_gemm_4x8__scalar(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                           size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
+void f32_gemv__scalar(size_t m, size_t k, const float* a, size_t lda, const float* x, float* y,
+                      size_t ldy, const F32GemmTileParams* params);
 void f32_vsilu__scalar(size_t n, const float* x, float* y);
 void f32_vhswish__scalar(size_t n, const float* x, float* y);
 void f32_vgelu__scalar(size_t n, const float* x, float* y);
@@ -45,6 +52,8 @@ void f32_vgelu__scalar(size_t n, const float* x, float* y);
 // avx2 + fma
 void f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                              size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
+void f32_gemv__avx2_fma(size_t m, size_t k, const float* a, size_t lda, const float* x, float* y,
+                        size_t ldy, const F32GemmTileParams* params);
 void f32_vsilu__avx2_fma(size_t n, const float* x, float* y);
 void f32_vhswish__avx2_fma(size_t n, const float* x, float* y);
 void f32_vgelu__avx2_fma(size_t n, const float* x, float* y);
