@@ -186,7 +186,9 @@ Expected<BinaryKind> ShiftKind(const ir::Node& node) {
 
 Status InferBitShift(ir::Node& node) {
   KILN_RETURN_IF_ERROR(ShiftKind(node).status());
-  return InferArith<kUnsignedInts>(node);
+  // ONNX lists unsigned types; signed ones (arithmetic right shift) come in later opsets and
+  // cost nothing to accept earlier.
+  return InferArith<kInts>(node);
 }
 
 Status RunBitShift(RunContext& ctx) {

@@ -238,7 +238,12 @@ TEST(ElementwiseBinary, WrappingAndShifts) {
   auto r = Binary(BinaryKind::kBitShiftRight, Vec<uint64_t>({16, 16}), Vec<uint64_t>({2, 64}));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Values<uint64_t>(*r), (std::vector<uint64_t>{4, 0}));
-  EXPECT_FALSE(Binary(BinaryKind::kBitShiftLeft, Vec<int32_t>({1}), Vec<int32_t>({1})).ok());
+  auto sr = Binary(BinaryKind::kBitShiftRight, Vec<int8_t>({-8, -8, 4, -1}), Vec<int8_t>({1, 8, -1, 127}));
+  ASSERT_TRUE(sr.ok());
+  EXPECT_EQ(Values<int8_t>(*sr), (std::vector<int8_t>{-4, -1, 0, -1}));
+  auto sl = Binary(BinaryKind::kBitShiftLeft, Vec<int8_t>({64, -64, 1}), Vec<int8_t>({1, 1, -1}));
+  ASSERT_TRUE(sl.ok());
+  EXPECT_EQ(Values<int8_t>(*sl), (std::vector<int8_t>{-128, -128, 0}));
   EXPECT_FALSE(Binary(BinaryKind::kBitwiseAnd, Vec<float>({1}), Vec<float>({1})).ok());
 }
 
