@@ -1,13 +1,16 @@
-// Reference elementwise kernels on small hand-computed cases, and their error paths.
+// Reference elementwise kernels on small hand-computed cases and their error paths; then the op
+// definitions (attributes, inference, legacy opsets) driven through the op table.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/ref/elementwise.h"
+#include "ops/op_registry.h"
 
 namespace kiln::ref {
 namespace {
@@ -322,3 +325,140 @@ TEST(ElementwiseVariadic, SumMeanMaxMin) {
 
 }  // namespace
 }  // namespace kiln::ref
+
+namespace kiln::ops {
+namespace {
+
+// One node of an elementwise op with runtime inputs of known type, run as the interpreter would.
+class ElemNode {
+ public:
+  ElemNode(const std::string& op, int opset) {
+    node_.op_type = op;
+    node_.name = "n";
+    node_.opset = opset;
+    node_.outputs.push_back(NewValue("out"));
+  }
+  ElemNode& Input(const Tensor& t) {
+    ir::Value* v = NewValue("in" + std::to_string(node_.inputs.size()));
+    v->type = ir::ValueType::Of(t.dtype(), t.dims());
+    node_.inputs.push_back(v);
+    tensors_.push_back(t);
+    return *this;
+  }
+  ElemNode& Attr(const std::string& name, int64_t i) {
+    ir::Attribute a;
+    a.kind = ir::Attribute::Kind::kInt;
+    a.i = i;
+    node_.attrs[name] = a;
+    return *this;
+  }
+  ElemNode& Attr(const std::string& name, const std::string& str) {
+    ir::Attribute a;
+    a.kind = ir::Attribute::Kind::kString;
+    a.s = str;
+    node_.attrs[name] = a;
+    return *this;
+  }
+  Status Infer() { return FindOp("", node_.op_type)->infer(node_); }
+  std::string OutType() const { return node_.outputs[0]->type.ToString(); }
+  Expected<Tensor> Run() {
+    RunContext ctx{node_, {}, {}, {}};
+    for (const Tensor& t : tensors_) ctx.inputs.push_back(&t);
+    ctx.outputs.resize(1);
+    KILN_RETURN_IF_ERROR(FindOp("", node_.op_type)->run(ctx));
+    return ctx.outputs[0];
+  }
+
+ private:
+  ir::Value* NewValue(const std::string& name) {
+    values_.push_back(std::make_unique<ir::Value>());
+    values_.back()->name = name;
+    return values_.back().get();
+  }
+  ir::Node node_;
+  std::vector<std::unique_ptr<ir::Value>> values_;
+  std::vector<Tensor> tensors_;
+};
+
+TEST(ElementwiseOps, CastInfersTargetTypeAndRefusesUnknownTypes) {
+  ElemNode cast("Cast", 13);
+  cast.Input(Tensor(DType::kFloat32, {2, 3})).Attr("to", int64_t{7});
+  ASSERT_TRUE(cast.Infer().ok());
+  EXPECT_EQ(cast.OutType(), "int64[2,3]");
+  ElemNode f8("Cast", 19);
+  f8.Input(Tensor(DType::kFloat32, {2})).Attr("to", int64_t{17});  // float8e4m3fn
+  Status st = f8.Infer();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("node 'n' (Cast"), std::string::npos) << st.message();
+  ElemNode missing("Cast", 13);
+  missing.Input(Tensor(DType::kFloat32, {2}));
+  EXPECT_FALSE(missing.Infer().ok());
+}
+
+TEST(ElementwiseOps, WhereAndCompareInferBroadcastShapes) {
+  ElemNode where("Where", 16);
+  where.Input(Tensor(DType::kBool, {2, 1})).Input(Tensor(DType::kInt64, {3}))
+      .Input(Tensor(DType::kInt64, {}));
+  ASSERT_TRUE(where.Infer().ok());
+  EXPECT_EQ(where.OutType(), "int64[2,3]");
+  ElemNode bad("Where", 16);
+  bad.Input(Tensor(DType::kInt32, {2})).Input(Tensor(DType::kFloat32, {2}))
+      .Input(Tensor(DType::kFloat32, {2}));
+  EXPECT_FALSE(bad.Infer().ok());
+  ElemNode less("Less", 13);
+  less.Input(Tensor(DType::kFloat32, {4, 1})).Input(Tensor(DType::kFloat32, {5}));
+  ASSERT_TRUE(less.Infer().ok());
+  EXPECT_EQ(less.OutType(), "bool[4,5]");
+  ElemNode mixed("Add", 14);
+  mixed.Input(Tensor(DType::kFloat32, {2})).Input(Tensor(DType::kInt32, {2}));
+  EXPECT_FALSE(mixed.Infer().ok());
+}
+
+TEST(ElementwiseOps, LegacyBroadcastAlignsAtAxis) {
+  // Opset 6: B [3] broadcast into A [2,3,2] at axis 1, which numpy rules would refuse.
+  ElemNode add("Add", 6);
+  add.Input(Tensor::FromVector<float>({0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}, {2, 3, 2}))
+      .Input(Tensor::FromVector<float>({10, 20, 30}, {3}))
+      .Attr("broadcast", int64_t{1})
+      .Attr("axis", int64_t{1});
+  ASSERT_TRUE(add.Infer().ok());
+  EXPECT_EQ(add.OutType(), "float32[2,3,2]");
+  auto y = add.Run();
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(ref::Values<float>(*y),
+            (std::vector<float>{10, 10, 20, 20, 30, 30, 11, 11, 21, 21, 31, 31}));
+}
+
+TEST(ElementwiseOps, PReluBeforeOpset7UsesChannelSlope) {
+  ElemNode prelu("PRelu", 6);
+  prelu.Input(Tensor::FromVector<float>({-1, -1, -1, -1}, {1, 2, 2}))
+      .Input(Tensor::FromVector<float>({0.5f, 2.0f}, {2}));
+  ASSERT_TRUE(prelu.Infer().ok());
+  auto y = prelu.Run();
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(ref::Values<float>(*y), (std::vector<float>{-0.5f, -0.5f, -2, -2}));
+}
+
+TEST(ElementwiseOps, AttributeAndRuntimeErrorsNameTheNode) {
+  ElemNode div("Div", 14);
+  div.Input(Tensor::FromVector<int32_t>({1}, {1})).Input(Tensor::FromVector<int32_t>({0}, {1}));
+  auto y = div.Run();
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.status().message().find("node 'n' (Div"), std::string::npos);
+  ElemNode gelu("Gelu", 20);
+  gelu.Input(Tensor(DType::kFloat32, {1})).Attr("approximate", std::string("fast"));
+  EXPECT_FALSE(gelu.Infer().ok());
+  ElemNode mod("Mod", 13);
+  mod.Input(Tensor(DType::kInt32, {1})).Input(Tensor(DType::kInt32, {1})).Attr("fmod", int64_t{2});
+  EXPECT_FALSE(mod.Infer().ok());
+  ElemNode clip("Clip", 13);
+  clip.Input(Tensor(DType::kFloat32, {1})).Input(Tensor(DType::kFloat64, {}));
+  EXPECT_FALSE(clip.Infer().ok());
+  ElemNode shift("BitShift", 11);
+  shift.Input(Tensor(DType::kUInt8, {1})).Input(Tensor(DType::kUInt8, {1}))
+      .Attr("direction", std::string("UP"));
+  EXPECT_FALSE(shift.Infer().ok());
+}
+
+}  // namespace
+}  // namespace kiln::ops
