@@ -1,10 +1,11 @@
 // Conv, ConvTranspose, ConvInteger and QLinearConv: attributes, checks, shape inference, and the
 // binding to the reference kernels in kernels/ref/conv.h.
+#include "kernels/ref/conv.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kernels/ref/conv.h"
 #include "ops/families.h"
 #include "ops/infer_util.h"
 
@@ -66,8 +67,7 @@ Expected<ConvPlan> PlanConv(const ir::Node& node, const std::vector<int64_t>& x,
     m = w[0];
     if (w[1] != c / a.group)
       return Status::Error(node.Where(), "weight W ", DimsToString(w), " expects ", w[1], " x ",
-                           a.group, " (group) input channels, but X ", DimsToString(x), " has ",
-                           c);
+                           a.group, " (group) input channels, but X ", DimsToString(x), " has ", c);
     if (m % a.group != 0)
       return Status::Error(node.Where(), "W has ", m, " output channels, not a multiple of group ",
                            a.group);
@@ -109,7 +109,8 @@ Expected<ConvPlan> PlanConv(const ir::Node& node, const std::vector<int64_t>& x,
     if (bad(s.kernel[i], 1) || bad(s.strides[i], 1) || bad(s.dilations[i], 1) ||
         bad(s.pads[i], 0) || bad(s.pads[i + n], 0) || bad(a.output_padding[i], 0) ||
         bad(in_spatial[i], 0) || (!a.output_shape.empty() && bad(a.output_shape[i], 0)))
-      return Status::Error(node.Where(), "a kernel size, stride, dilation, pad, output_padding or "
+      return Status::Error(node.Where(),
+                           "a kernel size, stride, dilation, pad, output_padding or "
                            "output_shape entry is out of range");
     if (a.output_padding[i] >= std::max(s.strides[i], s.dilations[i]))
       return Status::Error(node.Where(), "output_padding ", DimsToString(a.output_padding),
@@ -247,8 +248,8 @@ Expected<Tensor> IntegerConv(RunContext& ctx, size_t xi, size_t xzi, size_t wi, 
   const int64_t m = plan.geometry.out_channels;
   KILN_ASSIGN_OR_RETURN(auto xz, ReadZeroPoints(ctx, xzi, x->dtype(), 0, "x_zero_point"));
   KILN_ASSIGN_OR_RETURN(auto wz, ReadZeroPoints(ctx, wzi, w->dtype(), m, "w_zero_point"));
-  KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::Make(DType::kInt32, plan.out_dims,
-                                               ctx.node.Where() + "y"));
+  KILN_ASSIGN_OR_RETURN(Tensor y,
+                        Tensor::Make(DType::kInt32, plan.out_dims, ctx.node.Where() + "y"));
   const auto& g = plan.geometry;
   int32_t* out = y.data<int32_t>();
   const bool xs = x->dtype() == DType::kInt8, ws = w->dtype() == DType::kInt8;
@@ -271,7 +272,7 @@ Status RunConvInteger(RunContext& ctx) {
 }
 
 Status InferQLinearConv(ir::Node& node) {
-  DType t = node.has_input(7) ? node.inputs[7]->type.dtype
+  DType t = node.has_input(7)   ? node.inputs[7]->type.dtype
             : node.has_input(0) ? node.inputs[0]->type.dtype
                                 : DType::kUndefined;
   return InferConvShape(node, t, 0, 3, false);
@@ -310,14 +311,16 @@ Status RunQLinearConv(RunContext& ctx) {
     return ctx.Error("bias B must be int32[", m, "], got ", DescribeTensor(*b));
   Tensor y(out_type, acc.dims());
   const int64_t plane = acc.numel() / std::max<int64_t>(1, acc.dim(0) * m);
-  const double lo = out_type == DType::kUInt8 ? 0 : -128, hi = out_type == DType::kUInt8 ? 255 : 127;
+  const double lo = out_type == DType::kUInt8 ? 0 : -128,
+               hi = out_type == DType::kUInt8 ? 255 : 127;
   const int32_t* a = acc.data<int32_t>();
   for (int64_t i = 0; i < acc.numel(); ++i) {
     const int64_t c = (i / plane) % m;
     // The multiplier is formed in float as the ONNX reference does, so ties round alike.
-    const float mult = static_cast<float>(xs[0]) * static_cast<float>(ws[c]) /
-                       static_cast<float>(ys[0]);
-    const double v = static_cast<double>(static_cast<int64_t>(a[i]) + (b ? b->data<int32_t>()[c] : 0));
+    const float mult =
+        static_cast<float>(xs[0]) * static_cast<float>(ws[c]) / static_cast<float>(ys[0]);
+    const double v =
+        static_cast<double>(static_cast<int64_t>(a[i]) + (b ? b->data<int32_t>()[c] : 0));
     const double q = std::clamp(std::nearbyint(v * mult) + yz[0], lo, hi);
     if (out_type == DType::kUInt8)
       y.data<uint8_t>()[i] = static_cast<uint8_t>(q);

@@ -1,9 +1,10 @@
 // Gemm, MatMul, MatMulInteger, QLinearMatMul and Einsum: checks, shape inference and the binding to
 // kernels/ref/matmul.h and kernels/ref/einsum.h.
+#include "kernels/ref/matmul.h"
+
 #include <cmath>
 
 #include "kernels/ref/einsum.h"
-#include "kernels/ref/matmul.h"
 #include "ops/families.h"
 #include "ops/infer_util.h"
 
@@ -35,15 +36,18 @@ Expected<ValueType> InferMatMulType(const ir::Node& node, size_t ai, size_t bi, 
   std::vector<Dim> dims(batch, Dim::Unknown());
   for (size_t i = 0; i < batch; ++i) {
     // A batch dim is known when both sides agree or only one side has it.
-    const int64_t ao = static_cast<int64_t>(i) - static_cast<int64_t>(batch) +
-                       static_cast<int64_t>(a.size()) - 2;
-    const int64_t bo = static_cast<int64_t>(i) - static_cast<int64_t>(batch) +
-                       static_cast<int64_t>(b.size()) - 2;
+    const int64_t ao =
+        static_cast<int64_t>(i) - static_cast<int64_t>(batch) + static_cast<int64_t>(a.size()) - 2;
+    const int64_t bo =
+        static_cast<int64_t>(i) - static_cast<int64_t>(batch) + static_cast<int64_t>(b.size()) - 2;
     const Dim* da = a.size() > 2 && ao >= 0 ? &a[ao] : nullptr;
     const Dim* db = b.size() > 2 && bo >= 0 ? &b[bo] : nullptr;
-    if (da && db && *da == *db && (da->is_static() || !da->symbol.empty())) dims[i] = *da;
-    else if (da && !db) dims[i] = *da;
-    else if (db && !da) dims[i] = *db;
+    if (da && db && *da == *db && (da->is_static() || !da->symbol.empty()))
+      dims[i] = *da;
+    else if (da && !db)
+      dims[i] = *da;
+    else if (db && !da)
+      dims[i] = *db;
   }
   if (a.size() > 1) dims.push_back(a[a.size() - 2]);
   if (b.size() > 1) dims.push_back(b.back());
@@ -69,8 +73,7 @@ Status RunMatMul(RunContext& ctx) {
   auto g = ref::PlanMatMul(a->dims(), b->dims(), &dims);
   if (!g.ok()) return g.status().WithContext(ctx.node.Where());
   KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::Make(a->dtype(), dims, ctx.node.Where() + "Y"));
-  KILN_DISPATCH_NUMERIC(a->dtype(), T,
-                        return ctx.Error("unsupported type ", DTypeName(a->dtype())),
+  KILN_DISPATCH_NUMERIC(a->dtype(), T, return ctx.Error("unsupported type ", DTypeName(a->dtype())),
                         ref::MatMul<T>(*g, a->data<T>(), b->data<T>(), y.data<T>()));
   ctx.outputs[0] = std::move(y);
   return Status::Ok();
@@ -97,8 +100,8 @@ std::vector<int32_t> ToInt32(const std::vector<double>& v) {
 }
 
 // The int32 product of 8-bit a (input ai, zero point azi) and b (bi, bzi).
-Expected<Tensor> IntegerMatMul(const RunContext& ctx, size_t ai, size_t azi, size_t bi,
-                               size_t bzi, ref::MatMulGeometry* geometry) {
+Expected<Tensor> IntegerMatMul(const RunContext& ctx, size_t ai, size_t azi, size_t bi, size_t bzi,
+                               ref::MatMulGeometry* geometry) {
   const Tensor* a = ctx.input(ai);
   const Tensor* b = ctx.input(bi);
   if (a == nullptr || b == nullptr) return ctx.Error("inputs A and B are required");
@@ -107,8 +110,8 @@ Expected<Tensor> IntegerMatMul(const RunContext& ctx, size_t ai, size_t azi, siz
                      DescribeTensor(*b));
   for (auto [zi, t] : {std::pair{azi, a}, std::pair{bzi, b}})
     if (ctx.input(zi) && ctx.input(zi)->dtype() != t->dtype())
-      return ctx.Error("zero point ", DescribeTensor(*ctx.input(zi)), " must have its tensor's type ",
-                       DTypeName(t->dtype()));
+      return ctx.Error("zero point ", DescribeTensor(*ctx.input(zi)),
+                       " must have its tensor's type ", DTypeName(t->dtype()));
   std::vector<int64_t> dims;
   auto g = ref::PlanMatMul(a->dims(), b->dims(), &dims);
   if (!g.ok()) return g.status().WithContext(ctx.node.Where());
@@ -118,10 +121,14 @@ Expected<Tensor> IntegerMatMul(const RunContext& ctx, size_t ai, size_t azi, siz
   const auto za = ToInt32(az), zb = ToInt32(bz);
   int32_t* out = y.data<int32_t>();
   const bool as = a->dtype() == DType::kInt8, bs = b->dtype() == DType::kInt8;
-  if (!as && !bs) ref::MatMulInteger(*g, a->data<uint8_t>(), za, b->data<uint8_t>(), zb, out);
-  else if (!as) ref::MatMulInteger(*g, a->data<uint8_t>(), za, b->data<int8_t>(), zb, out);
-  else if (!bs) ref::MatMulInteger(*g, a->data<int8_t>(), za, b->data<uint8_t>(), zb, out);
-  else ref::MatMulInteger(*g, a->data<int8_t>(), za, b->data<int8_t>(), zb, out);
+  if (!as && !bs)
+    ref::MatMulInteger(*g, a->data<uint8_t>(), za, b->data<uint8_t>(), zb, out);
+  else if (!as)
+    ref::MatMulInteger(*g, a->data<uint8_t>(), za, b->data<int8_t>(), zb, out);
+  else if (!bs)
+    ref::MatMulInteger(*g, a->data<int8_t>(), za, b->data<uint8_t>(), zb, out);
+  else
+    ref::MatMulInteger(*g, a->data<int8_t>(), za, b->data<int8_t>(), zb, out);
   *geometry = *g;
   return y;
 }
@@ -159,17 +166,20 @@ Status RunQLinearMatMul(RunContext& ctx) {
   if (!Is8Bit(out_type)) return ctx.Error("y_zero_point must be int8 or uint8");
   KILN_ASSIGN_OR_RETURN(auto yz, ReadPerAxis(ctx, 7, 1, 0, "y_zero_point"));
   Tensor y(out_type, acc.dims());
-  const double lo = out_type == DType::kUInt8 ? 0 : -128, hi = out_type == DType::kUInt8 ? 255 : 127;
+  const double lo = out_type == DType::kUInt8 ? 0 : -128,
+               hi = out_type == DType::kUInt8 ? 255 : 127;
   const int32_t* a = acc.data<int32_t>();
   for (int64_t i = 0; i < acc.numel(); ++i) {
     const int64_t row = (i / std::max<int64_t>(g.n, 1)) % std::max<int64_t>(g.m, 1);
     const int64_t col = i % std::max<int64_t>(g.n, 1);
     // The multiplier is formed in float, as the ONNX reference does, so ties round alike.
-    const float mult = static_cast<float>(as[row]) * static_cast<float>(bs[col]) /
-                       static_cast<float>(ys[0]);
+    const float mult =
+        static_cast<float>(as[row]) * static_cast<float>(bs[col]) / static_cast<float>(ys[0]);
     const double q = std::clamp(std::nearbyint(static_cast<double>(a[i]) * mult) + yz[0], lo, hi);
-    if (out_type == DType::kUInt8) y.data<uint8_t>()[i] = static_cast<uint8_t>(q);
-    else y.data<int8_t>()[i] = static_cast<int8_t>(q);
+    if (out_type == DType::kUInt8)
+      y.data<uint8_t>()[i] = static_cast<uint8_t>(q);
+    else
+      y.data<int8_t>()[i] = static_cast<int8_t>(q);
   }
   ctx.outputs[0] = std::move(y);
   return Status::Ok();
@@ -205,8 +215,8 @@ Status InferGemm(ir::Node& node) {
     if (at.shape->size() != 2 || bt.shape->size() != 2)
       return Status::Error(node.Where(), "A and B must be 2-D, got ", at.ToString(), " and ",
                            bt.ToString());
-    out.shape = std::vector<Dim>{(*at.shape)[attrs.trans_a ? 1 : 0],
-                                 (*bt.shape)[attrs.trans_b ? 0 : 1]};
+    out.shape =
+        std::vector<Dim>{(*at.shape)[attrs.trans_a ? 1 : 0], (*bt.shape)[attrs.trans_b ? 0 : 1]};
   }
   SetOutputType(node, 0, out);
   return Status::Ok();
@@ -219,10 +229,9 @@ Status RunGemm(RunContext& ctx) {
   if (a == nullptr || b == nullptr) return ctx.Error("inputs A and B are required");
   KILN_ASSIGN_OR_RETURN(GemmAttrs attrs, ReadGemmAttrs(ctx.node));
   const DType t = a->dtype();
-  if ((t != DType::kFloat32 && t != DType::kFloat64) || b->dtype() != t ||
-      (c && c->dtype() != t))
-    return ctx.Error("A, B and C must be float tensors of one type, got ", DescribeTensor(*a),
-                     ", ", DescribeTensor(*b), c ? ", " + DescribeTensor(*c) : "");
+  if ((t != DType::kFloat32 && t != DType::kFloat64) || b->dtype() != t || (c && c->dtype() != t))
+    return ctx.Error("A, B and C must be float tensors of one type, got ", DescribeTensor(*a), ", ",
+                     DescribeTensor(*b), c ? ", " + DescribeTensor(*c) : "");
   if (a->rank() != 2 || b->rank() != 2)
     return ctx.Error("A and B must be 2-D, got ", DescribeTensor(*a), " and ", DescribeTensor(*b));
   const int64_t m = attrs.trans_a ? a->dim(1) : a->dim(0);
@@ -244,10 +253,10 @@ Status RunGemm(RunContext& ctx) {
     c_rs = cm == 1 ? 0 : cn;
   }
   KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::Make(t, {m, n}, ctx.node.Where() + "Y"));
-  KILN_DISPATCH_FLOAT(t, T, return ctx.Error("unsupported type"),
-                      ref::Gemm<T>(m, k, n, a->data<T>(), attrs.trans_a, b->data<T>(),
-                                   attrs.trans_b, attrs.alpha, c ? c->data<T>() : nullptr, c_rs,
-                                   c_cs, attrs.beta, y.data<T>()));
+  KILN_DISPATCH_FLOAT(
+      t, T, return ctx.Error("unsupported type"),
+      ref::Gemm<T>(m, k, n, a->data<T>(), attrs.trans_a, b->data<T>(), attrs.trans_b, attrs.alpha,
+                   c ? c->data<T>() : nullptr, c_rs, c_cs, attrs.beta, y.data<T>()));
   ctx.outputs[0] = std::move(y);
   return Status::Ok();
 }
@@ -302,13 +311,26 @@ Status RunEinsum(RunContext& ctx) {
     ref::Einsum<T>(*plan, ops, y.data<T>());
   };
   switch (t) {
-    case DType::kFloat32: run(float{}); break;
-    case DType::kFloat64: run(double{}); break;
-    case DType::kInt32: run(int32_t{}); break;
-    case DType::kInt64: run(int64_t{}); break;
-    case DType::kUInt32: run(uint32_t{}); break;
-    case DType::kUInt64: run(uint64_t{}); break;
-    default: return ctx.Error("unsupported type ", DTypeName(t));
+    case DType::kFloat32:
+      run(float{});
+      break;
+    case DType::kFloat64:
+      run(double{});
+      break;
+    case DType::kInt32:
+      run(int32_t{});
+      break;
+    case DType::kInt64:
+      run(int64_t{});
+      break;
+    case DType::kUInt32:
+      run(uint32_t{});
+      break;
+    case DType::kUInt64:
+      run(uint64_t{});
+      break;
+    default:
+      return ctx.Error("unsupported type ", DTypeName(t));
   }
   ctx.outputs[0] = std::move(y);
   return Status::Ok();

@@ -1,8 +1,9 @@
 // Normalization ops: BatchNormalization, InstanceNormalization, GroupNormalization,
 // LayerNormalization, LRN and MeanVarianceNormalization; loops in kernels/ref/norm.cc.
+#include "kernels/ref/norm.h"
+
 #include <algorithm>
 
-#include "kernels/ref/norm.h"
 #include "ops/families.h"
 #include "ops/infer_util.h"
 
@@ -66,8 +67,8 @@ Status RunBatchNorm(RunContext& ctx) {
   const bool per_element = !spatial && ctx.node.opset < 9 && ctx.input(1) &&
                            ctx.input(1)->numel() == s.c * s.spatial && s.spatial != 1;
   const int64_t count = per_element ? s.c * s.spatial : s.c;
-  for (auto [i, name] : {std::pair<size_t, const char*>{1, "scale"}, {2, "B"}, {3, "input_mean"},
-                         {4, "input_var"}})
+  for (auto [i, name] :
+       {std::pair<size_t, const char*>{1, "scale"}, {2, "B"}, {3, "input_mean"}, {4, "input_var"}})
     KILN_RETURN_IF_ERROR(CheckParam(ctx, i, count, name));
   Tensor y(x.dtype(), x.dims());
   const bool want_mean = ctx.node.has_output(1), want_var = ctx.node.has_output(2);
@@ -221,8 +222,8 @@ Status RunLayerNorm(RunContext& ctx) {
   Tensor y(x.dtype(), x.dims()), mean(x.dtype(), stat_dims), inv_std(x.dtype(), stat_dims);
   KILN_DISPATCH_FLOAT(x.dtype(), T, return ctx.Error("unsupported type"), {
     std::vector<T> sc(scale.begin(), scale.end()), b(bias.begin(), bias.end());
-    ref::LayerNorm<T>(outer, inner, x.data<T>(), sc.data(), bias.empty() ? nullptr : b.data(),
-                      eps, y.data<T>(), mean.data<T>(), inv_std.data<T>());
+    ref::LayerNorm<T>(outer, inner, x.data<T>(), sc.data(), bias.empty() ? nullptr : b.data(), eps,
+                      y.data<T>(), mean.data<T>(), inv_std.data<T>());
   });
   ctx.outputs[0] = std::move(y);
   if (ctx.node.has_output(1)) ctx.outputs[1] = std::move(mean);

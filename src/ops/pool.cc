@@ -1,6 +1,7 @@
 // Pooling ops: MaxPool, AveragePool, LpPool, their global forms, and MaxUnpool. The window
 // geometry is shared with Conv (kernels/ref/conv.h); the loops live in kernels/ref/pool.cc.
 #include "kernels/ref/pool.h"
+
 #include "ops/families.h"
 #include "ops/infer_util.h"
 

@@ -141,9 +141,9 @@ TEST(OpsNnConv, ConvRejectsBadWindows) {
   OpCall big;
   ExpectErrorContains(big.Run("Conv", {Iota({1, 1, 2, 2}), Iota({1, 1, 3, 3})}), "larger than");
   OpCall stride;
-  ExpectErrorContains(stride.Run("Conv", {Iota({1, 1, 4, 4}), Iota({1, 1, 1, 1})},
-                                 {{"strides", Ints({0, 1})}}),
-                      "strides");
+  ExpectErrorContains(
+      stride.Run("Conv", {Iota({1, 1, 4, 4}), Iota({1, 1, 1, 1})}, {{"strides", Ints({0, 1})}}),
+      "strides");
   OpCall pads;
   ExpectErrorContains(pads.Run("Conv", {Iota({1, 1, 4, 4}), Iota({1, 1, 1, 1})},
                                {{"pads", Ints({int64_t{1} << 40, 0, 0, 0})}}),
@@ -158,9 +158,8 @@ TEST(OpsNnConv, ConvRejectsBadWindows) {
                                 {{"group", Int(int64_t{1} << 62)}}),
                       "group");
   OpCall kind;
-  ExpectErrorContains(kind.Run("Conv", {Iota({1, 1, 2, 2}), Iota({1, 1, 1, 1})},
-                               {{"strides", Int(1)}}),
-                      "strides");
+  ExpectErrorContains(
+      kind.Run("Conv", {Iota({1, 1, 2, 2}), Iota({1, 1, 1, 1})}, {{"strides", Int(1)}}), "strides");
 }
 
 TEST(OpsNnConv, ConvTransposeScattersWithStride) {
@@ -174,8 +173,9 @@ TEST(OpsNnConv, ConvTransposeScattersWithStride) {
   EXPECT_EQ(s.InferredType(0), "float32[1,1,5]");
   ExpectValues(s.outputs[0], {1, 1, 2, 2, 0});
   OpCall shaped;
-  ASSERT_TRUE(shaped.Run("ConvTranspose", {F({1, 2}, {1, 1, 2}), F({1, 1}, {1, 1, 2})},
-                         {{"strides", Ints({2})}, {"output_shape", Ints({4})}})
+  ASSERT_TRUE(shaped
+                  .Run("ConvTranspose", {F({1, 2}, {1, 1, 2}), F({1, 1}, {1, 1, 2})},
+                       {{"strides", Ints({2})}, {"output_shape", Ints({4})}})
                   .ok());
   ExpectValues(shaped.outputs[0], {1, 1, 2, 2});
 }
@@ -201,9 +201,8 @@ TEST(OpsNnPool, MaxPoolWithIndicesAndStorageOrder) {
   ExpectValues(c.outputs[0], {7, 7, 8, 8});
   ExpectValues(c.outputs[1], {4, 4, 7, 7});
   OpCall col;
-  ASSERT_TRUE(col.Run("MaxPool", {x}, {{"kernel_shape", Ints({2, 2})}, {"storage_order", Int(1)}},
-                      2)
-                  .ok());
+  ASSERT_TRUE(
+      col.Run("MaxPool", {x}, {{"kernel_shape", Ints({2, 2})}, {"storage_order", Int(1)}}, 2).ok());
   ExpectValues(col.outputs[1], {4, 4, 5, 5});  // (h=1, w=1) -> 1 + 3*1; (h=2, w=1) -> 2 + 3*1
 }
 
@@ -259,14 +258,14 @@ TEST(OpsNnPool, RejectsMissingKernelAndBadIndices) {
 TEST(OpsNnNorm, BatchNormInference) {
   OpCall c;
   Tensor x = F({1, 2, 3, 4}, {1, 2, 2});
-  ASSERT_TRUE(c.Run("BatchNormalization", {x, F({1, 2}, {2}), F({0, 1}, {2}), F({1, 3}, {2}),
-                                           F({4, 1}, {2})},
+  ASSERT_TRUE(c.Run("BatchNormalization",
+                    {x, F({1, 2}, {2}), F({0, 1}, {2}), F({1, 3}, {2}), F({4, 1}, {2})},
                     {{"epsilon", Float(0)}})
                   .ok());
   ExpectValues(c.outputs[0], {0, 0.5, 1, 3});
   OpCall bad;
-  ExpectErrorContains(bad.Run("BatchNormalization", {x, F({1}, {1}), F({0, 1}, {2}),
-                                                     F({1, 3}, {2}), F({4, 1}, {2})}),
+  ExpectErrorContains(bad.Run("BatchNormalization",
+                              {x, F({1}, {1}), F({0, 1}, {2}), F({1, 3}, {2}), F({4, 1}, {2})}),
                       "scale");
 }
 
@@ -274,8 +273,7 @@ TEST(OpsNnNorm, BatchNormTrainingUpdatesRunningStats) {
   OpCall c;
   Tensor x = F({1, 3}, {2, 1});  // one channel, batch mean 2, variance 1
   ASSERT_TRUE(c.Run("BatchNormalization", {x, F({1}, {1}), F({0}, {1}), F({0}, {1}), F({1}, {1})},
-                    {{"epsilon", Float(0)}, {"training_mode", Int(1)}, {"momentum", Float(0.5)}},
-                    3)
+                    {{"epsilon", Float(0)}, {"training_mode", Int(1)}, {"momentum", Float(0.5)}}, 3)
                   .ok());
   ExpectValues(c.outputs[0], {-1, 1});
   ExpectValues(c.outputs[1], {1});
@@ -297,9 +295,9 @@ TEST(OpsNnNorm, LayerNormWithStatistics) {
 
 TEST(OpsNnNorm, InstanceNormLrnAndMvn) {
   OpCall in;
-  ASSERT_TRUE(in.Run("InstanceNormalization", {F({1, 3, 5, 5}, {1, 2, 2}), F({1, 1}, {2}),
-                                               F({0, 0}, {2})})
-                  .ok());
+  ASSERT_TRUE(
+      in.Run("InstanceNormalization", {F({1, 3, 5, 5}, {1, 2, 2}), F({1, 1}, {2}), F({0, 0}, {2})})
+          .ok());
   ExpectValues(in.outputs[0], {-1, 1, 0, 0});
   OpCall lrn;
   ASSERT_TRUE(lrn.Run("LRN", {F({1, 2}, {1, 2, 1, 1})},
@@ -308,9 +306,9 @@ TEST(OpsNnNorm, InstanceNormLrnAndMvn) {
   // Window for c=0 is {0, 1}: 1 / (1 + 2/2 * 5); for c=1 it is {1}: 2 / (1 + 4).
   ExpectValues(lrn.outputs[0], {1.0f / 6, 2.0f / 5});
   OpCall mvn;
-  ASSERT_TRUE(mvn.Run("MeanVarianceNormalization", {F({1, 3, 10, 30}, {2, 2})},
-                      {{"axes", Ints({1})}})
-                  .ok());
+  ASSERT_TRUE(
+      mvn.Run("MeanVarianceNormalization", {F({1, 3, 10, 30}, {2, 2})}, {{"axes", Ints({1})}})
+          .ok());
   ExpectValues(mvn.outputs[0], {-1, 1, -1, 1});
 }
 
@@ -320,16 +318,15 @@ TEST(OpsNnMatMul, GemmTransposesAndBroadcastsC) {
   OpCall c;
   Tensor a = F({1, 2, 3, 4, 5, 6}, {3, 2});  // transA: A^T is [2, 3]
   Tensor b = F({1, 0, 1, 0, 1, 1}, {2, 3});  // transB: B^T is [3, 2]
-  ASSERT_TRUE(c.Run("Gemm", {a, b, F({10, 20}, {2})},
-                    {{"transA", Int(1)}, {"transB", Int(1)}, {"alpha", Float(2)},
-                     {"beta", Float(0.5)}})
-                  .ok());
+  ASSERT_TRUE(
+      c.Run("Gemm", {a, b, F({10, 20}, {2})},
+            {{"transA", Int(1)}, {"transB", Int(1)}, {"alpha", Float(2)}, {"beta", Float(0.5)}})
+          .ok());
   EXPECT_EQ(c.InferredType(0), "float32[2,2]");
   // A^T = [[1,3,5],[2,4,6]]; B^T = [[1,0],[0,1],[1,1]]; A^T B^T = [[6,8],[8,10]].
   ExpectValues(c.outputs[0], {17, 26, 21, 30});
   OpCall bad;
-  ExpectErrorContains(bad.Run("Gemm", {a, F({1, 2, 3}, {3, 1}), F({1, 2, 3}, {3})}),
-                      "inner dims");
+  ExpectErrorContains(bad.Run("Gemm", {a, F({1, 2, 3}, {3, 1}), F({1, 2, 3}, {3})}), "inner dims");
 }
 
 TEST(OpsNnMatMul, MatMulPromotesAndBroadcasts) {
@@ -357,8 +354,8 @@ TEST(OpsNnMatMul, MatMulIntegerAndQLinear) {
   ASSERT_TRUE(c.Run("MatMulInteger", {a, b, Tensor::Scalar<uint8_t>(2)}).ok());
   EXPECT_EQ(c.outputs[0].data<int32_t>()[0], 1 * -1 + 2 * 2);
   OpCall q;
-  ASSERT_TRUE(q.Run("QLinearMatMul", {a, Tensor::Scalar<float>(0.5f), Tensor::Scalar<uint8_t>(2),
-                                      b, Tensor::Scalar<float>(1.0f), Tensor::Scalar<int8_t>(0),
+  ASSERT_TRUE(q.Run("QLinearMatMul", {a, Tensor::Scalar<float>(0.5f), Tensor::Scalar<uint8_t>(2), b,
+                                      Tensor::Scalar<float>(1.0f), Tensor::Scalar<int8_t>(0),
                                       Tensor::Scalar<float>(0.25f), Tensor::Scalar<uint8_t>(100)})
                   .ok());
   EXPECT_EQ(q.outputs[0].dtype(), DType::kUInt8);
@@ -381,7 +378,8 @@ TEST(OpsNnMatMul, EinsumForms) {
   ASSERT_TRUE(mm.Run("Einsum", {Iota({2, 3}), Iota({3, 1})}, eq("ij, jk")).ok());
   ExpectValues(mm.outputs[0], {5, 14});
   OpCall outer;  // broadcasting ellipsis
-  ASSERT_TRUE(outer.Run("Einsum", {F({1, 2}, {2, 1}), F({10, 20}, {1, 2})}, eq("...,...->...")).ok());
+  ASSERT_TRUE(
+      outer.Run("Einsum", {F({1, 2}, {2, 1}), F({10, 20}, {1, 2})}, eq("...,...->...")).ok());
   ExpectValues(outer.outputs[0], {10, 20, 20, 40});
   OpCall bad_char;
   ExpectErrorContains(bad_char.Run("Einsum", {Iota({2})}, eq("i1")), "unexpected");
