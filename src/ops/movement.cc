@@ -2,7 +2,6 @@
 // SpaceToDepth, Trilu, ReverseSequence, Compress. Every type moves (strings included where the
 // kernel is a plain copy); nothing here does arithmetic, so promote_half stays off.
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
 #include "kernels/ref/broadcast.h"
@@ -199,8 +198,8 @@ Expected<std::vector<int64_t>> SplitSizes(const ir::Node& node, int64_t d,
                            " entries for ", n, " outputs");
     int64_t sum = 0;
     for (int64_t s : split) {
-      if (s < 0 || s > d) return Status::Error(node.Where(), "split ", DimsToString(split),
-                                               " is invalid for a dim of ", d);
+      if (s < 0 || s > d - sum) return Status::Error(node.Where(), "split ", DimsToString(split),
+                                                     " does not fit a dim of ", d);
       sum += s;
     }
     if (sum != d)
@@ -385,6 +384,9 @@ Expected<std::vector<int64_t>> FullPads(const ir::Node& node, int64_t rank,
   return full;
 }
 
+// A pad that cannot overflow a dim sum (std::abs would overflow on INT64_MIN itself).
+bool Small(int64_t p) { return p > -(int64_t{1} << 61) && p < (int64_t{1} << 61); }
+
 Status InferPad(ir::Node& node) {
   KILN_RETURN_IF_ERROR(RequireInput(node, 0, "data"));
   KILN_RETURN_IF_ERROR(RequireInput(node, 1, "pads"));
@@ -400,8 +402,7 @@ Status InferPad(ir::Node& node) {
     for (int64_t k = 0; k < rank; ++k) {
       const Dim& d = (*in)[k];
       if (full[k] == 0 && full[k + rank] == 0) (*out)[k] = d;
-      else if (d.is_static() && std::abs(full[k]) < (int64_t{1} << 61) &&
-               std::abs(full[k + rank]) < (int64_t{1} << 61) &&
+      else if (d.is_static() && Small(full[k]) && Small(full[k + rank]) &&
                d.value + full[k] + full[k + rank] >= 0)
         (*out)[k] = Dim::Static(d.value + full[k] + full[k + rank]);
     }

@@ -1,6 +1,8 @@
 // Reference kernels for data movement and indexing: small hand-computed cases and error paths.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "kernels/ref/indexing.h"
 #include "kernels/ref/movement.h"
 
@@ -213,6 +215,23 @@ TEST(RefIndexing, OneHotNonZeroUnique) {
   EXPECT_EQ(Ints(s->indices), (std::vector<int64_t>{1, 0, 2}));
   EXPECT_EQ(Ints(s->inverse_indices), (std::vector<int64_t>{1, 0, 2, 0}));
   EXPECT_EQ(Ints(s->counts), (std::vector<int64_t>{2, 1, 1}));
+}
+
+TEST(RefMovement, HostileSizesAreErrors) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Tensor x = F({1, 2}, {2});
+  EXPECT_FALSE(Pad(x, {kMin, 0}, PadMode::kConstant, Tensor()).ok());
+  EXPECT_FALSE(Pad(x, {0, kMax}, PadMode::kEdge, Tensor()).ok());
+  EXPECT_FALSE(Split(x, 0, {kMax, kMax}).ok());
+  EXPECT_FALSE(Split(x, 0, {3, -1}).ok());
+  // Zero elements, but dims whose sum overflows.
+  Tensor huge(DType::kFloat32, {0, int64_t{1} << 62});
+  EXPECT_FALSE(Concat({&huge, &huge, &huge}, 1).ok());
+  EXPECT_FALSE(Tile(x, {kMax}).ok());
+  EXPECT_FALSE(Range(Tensor::Scalar<int64_t>(kMin), Tensor::Scalar<int64_t>(kMax),
+                     Tensor::Scalar<int64_t>(1)).ok());
+  EXPECT_FALSE(OneHot(I({0}, {1}), int64_t{1} << 40, F({0, 1}, {2}), 1).ok());
 }
 
 }  // namespace

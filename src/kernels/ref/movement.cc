@@ -105,7 +105,10 @@ Expected<Tensor> Concat(const std::vector<const Tensor*>& inputs, int64_t axis) 
       if (k != axis && t->dim(k) != first.dim(k))
         return Status::Error("inputs ", DescribeTensor(first), " and ", DescribeTensor(*t),
                              " differ in dim ", k);
-    out_dims[axis] += t->dim(axis);  // bounded: every input is a real tensor
+    // Real tensors can still carry huge dims beside a zero: the sum must not overflow.
+    if (t->dim(axis) > std::numeric_limits<int64_t>::max() - out_dims[axis])
+      return Status::Error("Concat output dim ", axis, " overflows");
+    out_dims[axis] += t->dim(axis);
   }
   KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::Make(first.dtype(), out_dims, "Concat output"));
   const std::vector<int64_t> out_strides = Strides(out_dims);
@@ -124,7 +127,9 @@ Expected<std::vector<Tensor>> Split(const Tensor& in, int64_t axis,
     return Status::Error("axis ", axis, " is out of range for rank ", in.rank());
   int64_t total = 0;
   for (int64_t s : sizes) {
-    if (s < 0 || s > in.dim(axis)) return Status::Error("split size ", s, " is invalid");
+    if (s < 0 || s > in.dim(axis) - total)
+      return Status::Error("split sizes ", DimsToString(sizes), " do not fit dim ", axis, " of ",
+                           DescribeTensor(in));
     total += s;
   }
   if (total != in.dim(axis))
@@ -177,7 +182,7 @@ Expected<Tensor> Pad(const Tensor& in, const std::vector<int64_t>& pads, PadMode
   const int64_t kLimit = int64_t{1} << 62;
   for (int64_t k = 0; k < rank; ++k) {
     const int64_t b = pads[k], e = pads[k + rank];
-    if (std::abs(b) > kLimit || std::abs(e) > kLimit)
+    if (b < -kLimit || b > kLimit || e < -kLimit || e > kLimit)
       return Status::Error("pad ", b, ",", e, " on axis ", k, " is too large");
     out_dims[k] = in.dim(k) + b + e;
     if (out_dims[k] < 0)
