@@ -1,10 +1,11 @@
 // Indexing ops: Gather, GatherElements, GatherND, Scatter (the deprecated alias of
 // ScatterElements), ScatterElements, ScatterND, OneHot, NonZero, Unique. Index values are checked
 // against the data they address at run time; a bad index is an error naming it.
+#include "kernels/ref/indexing.h"
+
 #include <cmath>
 #include <optional>
 
-#include "kernels/ref/indexing.h"
 #include "ops/families.h"
 #include "ops/infer_util.h"
 
@@ -102,8 +103,8 @@ Status InferGatherElements(ir::Node& node) {
   if (data && idx && data->size() != idx->size())
     return Status::Error(node.Where(), "indices must have the rank of data");
   if (data) KILN_RETURN_IF_ERROR(AxisAttr(node, 0, data->size()).status());
-  SetOutputType(node, 0, TypeOf(InputDType(node, 0), idx ? std::optional<Dims>(*idx)
-                                                            : std::nullopt));
+  SetOutputType(node, 0,
+                TypeOf(InputDType(node, 0), idx ? std::optional<Dims>(*idx) : std::nullopt));
   return Status::Ok();
 }
 
@@ -156,8 +157,7 @@ Status InferScatter(ir::Node& node) {
   KILN_RETURN_IF_ERROR(ReductionAttr(node).status());
   const DType t = InputDType(node, 0), u = InputDType(node, 2);
   if (t != DType::kUndefined && u != DType::kUndefined && t != u)
-    return Status::Error(node.Where(), "updates are ", DTypeName(u), " but data is ",
-                         DTypeName(t));
+    return Status::Error(node.Where(), "updates are ", DTypeName(u), " but data is ", DTypeName(t));
   return InferSameAsInput0(node);
 }
 

@@ -1,11 +1,12 @@
 // Data-movement ops: Transpose, Concat, Split, Slice, Pad, Tile, Expand, DepthToSpace,
 // SpaceToDepth, Trilu, ReverseSequence, Compress. Every type moves (strings included where the
 // kernel is a plain copy); nothing here does arithmetic, so promote_half stays off.
+#include "kernels/ref/movement.h"
+
 #include <algorithm>
 #include <optional>
 
 #include "kernels/ref/broadcast.h"
-#include "kernels/ref/movement.h"
 #include "ops/families.h"
 #include "ops/infer_util.h"
 
@@ -26,7 +27,8 @@ DType InputDType(const ir::Node& node, size_t i) {
 ValueType TypeOf(DType t, std::optional<Dims> shape) { return ValueType{t, std::move(shape)}; }
 
 Status RequireInput(const ir::Node& node, size_t i, const char* what) {
-  if (!node.has_input(i)) return Status::Error(node.Where(), "input ", i, " (", what, ") is missing");
+  if (!node.has_input(i))
+    return Status::Error(node.Where(), "input ", i, " (", what, ") is missing");
   return Status::Ok();
 }
 
@@ -158,8 +160,10 @@ Status InferConcat(ir::Node& node) {
         const Dim& d = (*s)[k];
         if (static_cast<int64_t>(k) == axis) {
           // Declared dims come from the file: a hostile sum must not overflow.
-          if (d.is_static() && d.value <= (int64_t{1} << 62) - sum) sum += d.value;
-          else all_known = false;
+          if (d.is_static() && d.value <= (int64_t{1} << 62) - sum)
+            sum += d.value;
+          else
+            all_known = false;
         } else if (d.is_static()) {
           if ((*out)[k].is_static() && (*out)[k].value != d.value)
             return Status::Error(node.Where(), "inputs differ in dim ", k, ": ",
@@ -198,8 +202,9 @@ Expected<std::vector<int64_t>> SplitSizes(const ir::Node& node, int64_t d,
                            " entries for ", n, " outputs");
     int64_t sum = 0;
     for (int64_t s : split) {
-      if (s < 0 || s > d - sum) return Status::Error(node.Where(), "split ", DimsToString(split),
-                                                     " does not fit a dim of ", d);
+      if (s < 0 || s > d - sum)
+        return Status::Error(node.Where(), "split ", DimsToString(split), " does not fit a dim of ",
+                             d);
       sum += s;
     }
     if (sum != d)
@@ -288,7 +293,8 @@ Status NormalizeSliceArgs(const ir::Node& node, int64_t rank, SliceArgs* a) {
   if (a->ends.size() != n)
     return Status::Error(node.Where(), "starts and ends differ in length (", n, " vs ",
                          a->ends.size(), ")");
-  if (a->axes.empty()) for (size_t k = 0; k < n; ++k) a->axes.push_back(static_cast<int64_t>(k));
+  if (a->axes.empty())
+    for (size_t k = 0; k < n; ++k) a->axes.push_back(static_cast<int64_t>(k));
   if (a->steps.empty()) a->steps.assign(n, 1);
   if (a->axes.size() != n || a->steps.size() != n)
     return Status::Error(node.Where(), "starts, ends, axes and steps differ in length");
@@ -321,9 +327,9 @@ Status InferSlice(ir::Node& node) {
     out = *in;
     for (size_t k = 0; k < a.axes.size(); ++k) {
       const Dim& d = (*in)[a.axes[k]];
-      (*out)[a.axes[k]] = d.is_static()
-                              ? Dim::Static(SliceAxis(a.starts[k], a.ends[k], a.steps[k], d.value).second)
-                              : Dim::Unknown();
+      (*out)[a.axes[k]] =
+          d.is_static() ? Dim::Static(SliceAxis(a.starts[k], a.ends[k], a.steps[k], d.value).second)
+                        : Dim::Unknown();
     }
   }
   SetOutputType(node, 0, TypeOf(InputDType(node, 0), out));
@@ -401,7 +407,8 @@ Status InferPad(ir::Node& node) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> full, FullPads(node, rank, *pads, *axes));
     for (int64_t k = 0; k < rank; ++k) {
       const Dim& d = (*in)[k];
-      if (full[k] == 0 && full[k + rank] == 0) (*out)[k] = d;
+      if (full[k] == 0 && full[k + rank] == 0)
+        (*out)[k] = d;
       else if (d.is_static() && Small(full[k]) && Small(full[k + rank]) &&
                d.value + full[k] + full[k + rank] >= 0)
         (*out)[k] = Dim::Static(d.value + full[k] + full[k + rank]);
@@ -440,13 +447,15 @@ Status InferTile(ir::Node& node) {
   KILN_ASSIGN_OR_RETURN(auto repeats, ConstInts(node, 1, "repeats"));
   if (in && repeats) {
     if (repeats->size() != in->size())
-      return Status::Error(node.Where(), "repeats ", DimsToString(*repeats), " does not match rank ",
-                           in->size());
+      return Status::Error(node.Where(), "repeats ", DimsToString(*repeats),
+                           " does not match rank ", in->size());
     for (size_t k = 0; k < in->size(); ++k) {
       const int64_t r = (*repeats)[k];
       const Dim& d = (*in)[k];
-      if (r < 0) return Status::Error(node.Where(), "repeats ", DimsToString(*repeats), " is negative");
-      if (r == 1) (*out)[k] = d;
+      if (r < 0)
+        return Status::Error(node.Where(), "repeats ", DimsToString(*repeats), " is negative");
+      if (r == 1)
+        (*out)[k] = d;
       else if (d.is_static() && (d.value == 0 || r <= (int64_t{1} << 62) / d.value))
         (*out)[k] = Dim::Static(d.value * r);
     }
@@ -471,9 +480,12 @@ Expected<Dims> ExpandDims(const ir::Node& node, const Dims& in, const std::vecto
     const Dim a = k + in.size() >= rank ? in[k + in.size() - rank] : Dim::Static(1);
     const int64_t b = k + shape.size() >= rank ? shape[k + shape.size() - rank] : 1;
     if (b < 0) return Status::Error(node.Where(), "shape ", DimsToString(shape), " is negative");
-    if (b == 1) out[k] = a;
-    else if (!a.is_static()) out[k] = Dim::Static(b);  // a must be 1 or b
-    else if (a.value == 1 || a.value == b) out[k] = Dim::Static(b);
+    if (b == 1)
+      out[k] = a;
+    else if (!a.is_static())
+      out[k] = Dim::Static(b);  // a must be 1 or b
+    else if (a.value == 1 || a.value == b)
+      out[k] = Dim::Static(b);
     else
       return Status::Error(node.Where(), "input dim ", a.value, " does not broadcast to shape ",
                            DimsToString(shape));
@@ -543,7 +555,8 @@ Status InferDepthSpace(ir::Node& node) {
   std::optional<Dims> out;
   if (in) {
     if (in->size() != 4)
-      return Status::Error(node.Where(), "input must be 4-D, got ", node.inputs[0]->type.ToString());
+      return Status::Error(node.Where(), "input must be 4-D, got ",
+                           node.inputs[0]->type.ToString());
     if (to_space)
       out = Dims{(*in)[0], ScaleDim((*in)[1], 1, b * b), ScaleDim((*in)[2], b, 1),
                  ScaleDim((*in)[3], b, 1)};

@@ -25,7 +25,8 @@ DType InputDType(const ir::Node& node, size_t i) {
 ValueType TypeOf(DType t, std::optional<Dims> shape) { return ValueType{t, std::move(shape)}; }
 
 Status RequireInput(const ir::Node& node, size_t i, const char* what) {
-  if (!node.has_input(i)) return Status::Error(node.Where(), "input ", i, " (", what, ") is missing");
+  if (!node.has_input(i))
+    return Status::Error(node.Where(), "input ", i, " (", what, ") is missing");
   return Status::Ok();
 }
 
@@ -129,8 +130,8 @@ Expected<Dims> ReshapeDims(const ir::Node& node, const Dims* in, const std::vect
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t s = shape[i];
     if (s == -1) {
-      if (infer_at >= 0) return Status::Error(node.Where(), "shape ", DimsToString(shape),
-                                              " has more than one -1");
+      if (infer_at >= 0)
+        return Status::Error(node.Where(), "shape ", DimsToString(shape), " has more than one -1");
       infer_at = static_cast<int64_t>(i);
       out.push_back(Dim::Unknown());
     } else if (s < -1) {
@@ -192,8 +193,7 @@ Status InferReshape(ir::Node& node) {
 Status RunReshape(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const Tensor* in, Input(ctx, 0, "data"));
   KILN_ASSIGN_OR_RETURN(const Tensor* shape_t, Input(ctx, 1, "shape"));
-  if (shape_t->rank() != 1)
-    return ctx.Error("shape must be 1-D, got ", DescribeTensor(*shape_t));
+  if (shape_t->rank() != 1) return ctx.Error("shape must be 1-D, got ", DescribeTensor(*shape_t));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, IntsOf(ctx, *shape_t, "shape"));
   ir::AttrReader attrs(ctx.node);
   const bool allowzero = attrs.Int("allowzero", 0) != 0;
@@ -321,8 +321,10 @@ Expected<Dims> UnsqueezeDims(const ir::Node& node, const Dims& in,
   Dims out;
   size_t next = 0;
   for (int64_t k = 0; k < out_rank; ++k) {
-    if (std::binary_search(norm.begin(), norm.end(), k)) out.push_back(Dim::Static(1));
-    else out.push_back(in[next++]);
+    if (std::binary_search(norm.begin(), norm.end(), k))
+      out.push_back(Dim::Static(1));
+    else
+      out.push_back(in[next++]);
   }
   return out;
 }

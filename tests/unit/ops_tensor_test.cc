@@ -131,7 +131,8 @@ TEST(RefMovement, CompressAndRange) {
   ASSERT_TRUE(flat.ok());
   EXPECT_EQ(Floats(*flat), (std::vector<float>{1, 4}));
   EXPECT_FALSE(Compress(F({1, 2}, {2}), {false, false, true}, 0).ok());
-  auto r = Range(Tensor::Scalar<int32_t>(10), Tensor::Scalar<int32_t>(4), Tensor::Scalar<int32_t>(-3));
+  auto r =
+      Range(Tensor::Scalar<int32_t>(10), Tensor::Scalar<int32_t>(4), Tensor::Scalar<int32_t>(-3));
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->numel(), 2);
   EXPECT_EQ(r->data<int32_t>()[1], 7);
@@ -185,8 +186,8 @@ TEST(RefIndexing, ScatterReductions) {
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(Floats(*none), (std::vector<float>{1, 2, 3, 4, 9}));
   EXPECT_FALSE(ScatterElements(data, I({5}, {1, 1}), F({9}, {1, 1}), 1, Reduction::kNone).ok());
-  auto nd = ScatterND(F({1, 2, 3, 4}, {4}), I({3, 1, 3}, {3, 1}), F({10, 20, 30}, {3}),
-                      Reduction::kMul);
+  auto nd =
+      ScatterND(F({1, 2, 3, 4}, {4}), I({3, 1, 3}, {3, 1}), F({10, 20, 30}, {3}), Reduction::kMul);
   ASSERT_TRUE(nd.ok());
   EXPECT_EQ(Floats(*nd), (std::vector<float>{1, 40, 3, 1200}));
   auto maxed = ScatterND(I({1, 2}, {2}), I({0}, {1, 1}), I({7}, {1}), Reduction::kMax);
@@ -230,7 +231,8 @@ TEST(RefMovement, HostileSizesAreErrors) {
   EXPECT_FALSE(Concat({&huge, &huge, &huge}, 1).ok());
   EXPECT_FALSE(Tile(x, {kMax}).ok());
   EXPECT_FALSE(Range(Tensor::Scalar<int64_t>(kMin), Tensor::Scalar<int64_t>(kMax),
-                     Tensor::Scalar<int64_t>(1)).ok());
+                     Tensor::Scalar<int64_t>(1))
+                   .ok());
   EXPECT_FALSE(OneHot(I({0}, {1}), int64_t{1} << 40, F({0, 1}, {2}), 1).ok());
 }
 

@@ -45,9 +45,12 @@ T Combine(T a, T b, Reduction r) {
         return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
       else
         return a * b;
-    case Reduction::kMax: return std::max(a, b);
-    case Reduction::kMin: return std::min(a, b);
-    case Reduction::kNone: return b;
+    case Reduction::kMax:
+      return std::max(a, b);
+    case Reduction::kMin:
+      return std::min(a, b);
+    case Reduction::kNone:
+      return b;
   }
   return b;
 }
@@ -75,12 +78,12 @@ Status ScatterApply(const std::vector<int64_t>& dst_of, const Tensor& updates, R
     }
     return Status::Ok();
   }
-  KILN_DISPATCH_NUMERIC(t, T, return Status::Error("reduction is not supported for ",
-                                                   DTypeName(t)),
+  KILN_DISPATCH_NUMERIC(t, T, return Status::Error("reduction is not supported for ", DTypeName(t)),
                         {
                           T* o = out->data<T>();
                           const T* u = updates.data<T>();
-                          for (int64_t i = 0; i < n; ++i) o[dst_of[i]] = Combine(o[dst_of[i]], u[i], r);
+                          for (int64_t i = 0; i < n; ++i)
+                            o[dst_of[i]] = Combine(o[dst_of[i]], u[i], r);
                         });
   return Status::Ok();
 }
@@ -166,8 +169,8 @@ Expected<Tensor> GatherElements(const Tensor& data, const Tensor& indices, int64
   return out;
 }
 
-Expected<Tensor> ScatterElements(const Tensor& data, const Tensor& indices,
-                                 const Tensor& updates, int64_t axis, Reduction reduction) {
+Expected<Tensor> ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                                 int64_t axis, Reduction reduction) {
   if (updates.dims() != indices.dims() || updates.dtype() != data.dtype())
     return Status::Error("updates ", DescribeTensor(updates), " must match indices ",
                          DescribeTensor(indices), " in shape and data in type");
@@ -182,8 +185,8 @@ namespace {
 // GatherND / ScatterND addressing: for each index tuple (the last dim of indices), the offset of
 // the slice it selects in data, with batch_dims leading dims shared.
 struct NDPlan {
-  std::vector<int64_t> offsets;  // one per tuple, in row-major order of indices[:-1]
-  int64_t slice = 1;             // elements per selected slice
+  std::vector<int64_t> offsets;   // one per tuple, in row-major order of indices[:-1]
+  int64_t slice = 1;              // elements per selected slice
   std::vector<int64_t> out_dims;  // indices.dims[:-1] + data.dims[batch_dims + m:]
 };
 
@@ -195,9 +198,8 @@ Expected<NDPlan> PlanND(const Tensor& data, const Tensor& indices, int64_t batch
     return Status::Error("batch_dims ", batch_dims, " must be below the ranks of data and indices");
   const int64_t m = indices.dim(q - 1);
   if (m < 1 || m > r - batch_dims)
-    return Status::Error("indices ", DescribeTensor(indices), " address ", m,
-                         " dims, data ", DescribeTensor(data), " has ", r - batch_dims,
-                         " after batch_dims");
+    return Status::Error("indices ", DescribeTensor(indices), " address ", m, " dims, data ",
+                         DescribeTensor(data), " has ", r - batch_dims, " after batch_dims");
   for (int64_t k = 0; k < batch_dims; ++k)
     if (indices.dim(k) != data.dim(k))
       return Status::Error("batch dim ", k, " differs: data ", DescribeTensor(data), ", indices ",
@@ -243,8 +245,8 @@ Expected<Tensor> ScatterND(const Tensor& data, const Tensor& indices, const Tens
                            Reduction reduction) {
   KILN_ASSIGN_OR_RETURN(NDPlan plan, PlanND(data, indices, 0));
   if (updates.dims() != plan.out_dims || updates.dtype() != data.dtype())
-    return Status::Error("updates ", DescribeTensor(updates), " must be ",
-                         DTypeName(data.dtype()), DimsToString(plan.out_dims));
+    return Status::Error("updates ", DescribeTensor(updates), " must be ", DTypeName(data.dtype()),
+                         DimsToString(plan.out_dims));
   std::vector<int64_t> dst_of;
   dst_of.reserve(updates.numel());
   for (int64_t off : plan.offsets)
@@ -271,7 +273,8 @@ Expected<Tensor> OneHot(const Tensor& indices, int64_t depth, const Tensor& valu
         // Read as double: a float index may be NaN or huge, which no integer cast survives.
         double v = std::trunc(indices.AsDouble(o * inner + i));
         if (v < 0) v += static_cast<double>(depth);
-        const int64_t hot = (v >= 0 && v < static_cast<double>(depth)) ? static_cast<int64_t>(v) : -1;
+        const int64_t hot =
+            (v >= 0 && v < static_cast<double>(depth)) ? static_cast<int64_t>(v) : -1;
         for (int64_t d = 0; d < depth; ++d) copy(d == hot ? 1 : 0, (o * depth + d) * inner + i);
       }
   });
@@ -340,8 +343,7 @@ Expected<UniqueResult> Unique(const Tensor& x, int64_t axis, bool sorted) {
     SortSlices(wide.data(), outer, d, inner, &order, &equal_to_prev);
   } else {
     KILN_DISPATCH_NUMERIC(src.dtype(), T,
-                          return Status::Error("Unique does not support ",
-                                               DTypeName(src.dtype())),
+                          return Status::Error("Unique does not support ", DTypeName(src.dtype())),
                           SortSlices(src.data<T>(), outer, d, inner, &order, &equal_to_prev));
   }
   // Groups of equal slices in sorted order; a stable sort puts each group's first occurrence first.

@@ -27,8 +27,8 @@ enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 // Parses "none", "add", "mul", "max", "min".
 Expected<Reduction> ParseReduction(const std::string& s);
 
-Expected<Tensor> ScatterElements(const Tensor& data, const Tensor& indices,
-                                 const Tensor& updates, int64_t axis, Reduction reduction);
+Expected<Tensor> ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                                 int64_t axis, Reduction reduction);
 Expected<Tensor> ScatterND(const Tensor& data, const Tensor& indices, const Tensor& updates,
                            Reduction reduction);
 

@@ -133,8 +133,8 @@ Expected<std::vector<Tensor>> Split(const Tensor& in, int64_t axis,
     total += s;
   }
   if (total != in.dim(axis))
-    return Status::Error("split sizes ", DimsToString(sizes), " sum to ", total, ", not dim ",
-                         axis, " of ", DescribeTensor(in));
+    return Status::Error("split sizes ", DimsToString(sizes), " sum to ", total, ", not dim ", axis,
+                         " of ", DescribeTensor(in));
   const std::vector<int64_t> in_strides = Strides(in.dims());
   std::vector<Tensor> outs;
   int64_t offset = 0;
@@ -200,9 +200,15 @@ Expected<Tensor> Pad(const Tensor& in, const std::vector<int64_t>& pads, PadMode
       int64_t i = o - pads[k];
       if (i < 0 || i >= d) {
         switch (mode) {
-          case PadMode::kConstant: i = -1; break;
-          case PadMode::kEdge: i = std::clamp<int64_t>(i, 0, d - 1); break;
-          case PadMode::kWrap: i = ((i % d) + d) % d; break;
+          case PadMode::kConstant:
+            i = -1;
+            break;
+          case PadMode::kEdge:
+            i = std::clamp<int64_t>(i, 0, d - 1);
+            break;
+          case PadMode::kWrap:
+            i = ((i % d) + d) % d;
+            break;
           case PadMode::kReflect:
             if (d == 1) {
               i = 0;
@@ -257,8 +263,7 @@ Expected<Tensor> Expand(const Tensor& in, const std::vector<int64_t>& out_dims) 
   in_dims.insert(in_dims.end(), in.dims().begin(), in.dims().end());
   for (size_t k = 0; k < rank; ++k)
     if (in_dims[k] != 1 && in_dims[k] != out_dims[k])
-      return Status::Error(DescribeTensor(in), " does not broadcast to ",
-                           DimsToString(out_dims));
+      return Status::Error(DescribeTensor(in), " does not broadcast to ", DimsToString(out_dims));
   KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::Make(in.dtype(), out_dims, "Expand output"));
   if (out.numel() == 0) return out;  // dims may be huge around a zero
   AxisMaps maps(rank);
@@ -273,12 +278,11 @@ Expected<Tensor> Expand(const Tensor& in, const std::vector<int64_t>& out_dims) 
 Expected<Tensor> DepthToSpace(const Tensor& in, int64_t b, bool crd) {
   if (in.rank() != 4) return Status::Error("input must be 4-D NCHW, got ", DescribeTensor(in));
   if (b <= 0 || b > (int64_t{1} << 20) || in.dim(1) % (b * b) != 0)
-    return Status::Error("blocksize ", b, " does not divide the channels of ",
-                         DescribeTensor(in));
+    return Status::Error("blocksize ", b, " does not divide the channels of ", DescribeTensor(in));
   const int64_t n = in.dim(0), c = in.dim(1) / (b * b), h = in.dim(2), w = in.dim(3);
   Tensor view = crd ? in.Reshaped({n, c, b, b, h, w}) : in.Reshaped({n, b, b, c, h, w});
-  std::vector<int64_t> perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3}
-                                  : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+  std::vector<int64_t> perm =
+      crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
   KILN_ASSIGN_OR_RETURN(Tensor t, Transpose(view, perm));
   return t.Reshaped({n, c, h * b, w * b});
 }
@@ -314,8 +318,7 @@ Expected<Tensor> Trilu(const Tensor& in, int64_t k, bool upper) {
 Expected<Tensor> ReverseSequence(const Tensor& in, const std::vector<int64_t>& seq_lens,
                                  int64_t batch_axis, int64_t time_axis) {
   if (in.rank() < 2) return Status::Error("input must have rank >= 2, got ", DescribeTensor(in));
-  if (batch_axis == time_axis || batch_axis < 0 || batch_axis > 1 || time_axis < 0 ||
-      time_axis > 1)
+  if (batch_axis == time_axis || batch_axis < 0 || batch_axis > 1 || time_axis < 0 || time_axis > 1)
     return Status::Error("batch_axis and time_axis must be 0 and 1 in some order");
   const int64_t batch = in.dim(batch_axis), steps = in.dim(time_axis);
   if (static_cast<int64_t>(seq_lens.size()) != batch)
@@ -397,8 +400,10 @@ Expected<Tensor> Range(const Tensor& start, const Tensor& limit, const Tensor& d
   }
   KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::Make(t, {count}, "Range output"));
   switch (t) {
-    case DType::kFloat16: case DType::kBFloat16: {
-      const float s = static_cast<float>(start.AsDouble(0)), d = static_cast<float>(delta.AsDouble(0));
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const float s = static_cast<float>(start.AsDouble(0)),
+                  d = static_cast<float>(delta.AsDouble(0));
       uint16_t* o = out.data<uint16_t>();
       for (int64_t i = 0; i < count; ++i)
         o[i] = t == DType::kFloat16 ? FloatToHalf(s + i * d) : FloatToBFloat16(s + i * d);
@@ -425,12 +430,18 @@ Expected<Tensor> EyeLike(const std::vector<int64_t>& dims, DType dtype, int64_t 
     if (j < 0 || j >= dims[1]) continue;
     const int64_t at = i * dims[1] + j;
     switch (dtype) {
-      case DType::kBool: out.data<bool>()[at] = true; break;
-      case DType::kFloat16: out.data<uint16_t>()[at] = FloatToHalf(1.0f); break;
-      case DType::kBFloat16: out.data<uint16_t>()[at] = FloatToBFloat16(1.0f); break;
+      case DType::kBool:
+        out.data<bool>()[at] = true;
+        break;
+      case DType::kFloat16:
+        out.data<uint16_t>()[at] = FloatToHalf(1.0f);
+        break;
+      case DType::kBFloat16:
+        out.data<uint16_t>()[at] = FloatToBFloat16(1.0f);
+        break;
       default:
-        KILN_DISPATCH_NUMERIC(dtype, T, return Status::Error("EyeLike does not support ",
-                                                             DTypeName(dtype)),
+        KILN_DISPATCH_NUMERIC(dtype, T,
+                              return Status::Error("EyeLike does not support ", DTypeName(dtype)),
                               out.data<T>()[at] = T(1));
     }
   }

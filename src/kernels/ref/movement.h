@@ -35,11 +35,20 @@ void WithElementCopier(const Tensor& src, Tensor* dst, F&& body) {
     return;
   }
   switch (DTypeSize(src.dtype())) {
-    case 1: WithCopierOf<uint8_t>(src, dst, body); break;
-    case 2: WithCopierOf<uint16_t>(src, dst, body); break;
-    case 4: WithCopierOf<uint32_t>(src, dst, body); break;
-    case 8: WithCopierOf<uint64_t>(src, dst, body); break;
-    default: break;
+    case 1:
+      WithCopierOf<uint8_t>(src, dst, body);
+      break;
+    case 2:
+      WithCopierOf<uint16_t>(src, dst, body);
+      break;
+    case 4:
+      WithCopierOf<uint32_t>(src, dst, body);
+      break;
+    case 8:
+      WithCopierOf<uint64_t>(src, dst, body);
+      break;
+    default:
+      break;
   }
 }
 
