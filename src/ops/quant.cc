@@ -1,5 +1,6 @@
 // QuantizeLinear, DequantizeLinear (per tensor and per axis) and DynamicQuantizeLinear.
 #include "kernels/ref/quant.h"
+
 #include "ops/families.h"
 #include "ops/infer_util.h"
 

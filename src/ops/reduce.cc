@@ -1,9 +1,10 @@
 // Reduce* (axes as an optional input; the frontend turns the pre-13/18 attribute into one),
 // ArgMax and ArgMin.
+#include "kernels/ref/reduce.h"
+
 #include <algorithm>
 #include <optional>
 
-#include "kernels/ref/reduce.h"
 #include "ops/families.h"
 #include "ops/infer_util.h"
 
@@ -62,8 +63,7 @@ Expected<std::optional<std::vector<int64_t>>> StaticAxes(const ir::Node& node,
   if (!node.has_input(1)) return std::optional<std::vector<int64_t>>(a.attr_axes);
   const Tensor* t = ConstantInput(node, 1);
   if (t == nullptr) return std::optional<std::vector<int64_t>>();
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes,
-                        t->ToInt64Vector(node.Where() + "input 'axes'"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, t->ToInt64Vector(node.Where() + "input 'axes'"));
   return std::optional<std::vector<int64_t>>(std::move(axes));
 }
 
@@ -87,8 +87,10 @@ Status InferReduce(ir::Node& node) {
       std::vector<Dim> dims;
       for (int64_t i = 0; i < rank; ++i) {
         const bool reduced = std::binary_search(norm.begin(), norm.end(), i);
-        if (!reduced) dims.push_back(shape[i]);
-        else if (a.keepdims) dims.push_back(Dim::Static(1));
+        if (!reduced)
+          dims.push_back(shape[i]);
+        else if (a.keepdims)
+          dims.push_back(Dim::Static(1));
       }
       out.shape = std::move(dims);
     }
@@ -150,8 +152,10 @@ Status InferArg(ir::Node& node) {
     KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, a.axis, rank));
     std::vector<Dim> dims;
     for (int64_t i = 0; i < rank; ++i) {
-      if (i != axis) dims.push_back((*in.shape)[i]);
-      else if (a.keepdims) dims.push_back(Dim::Static(1));
+      if (i != axis)
+        dims.push_back((*in.shape)[i]);
+      else if (a.keepdims)
+        dims.push_back(Dim::Static(1));
     }
     out.shape = std::move(dims);
   }
@@ -164,8 +168,8 @@ Status RunArg(RunContext& ctx) {
   if (data == nullptr) return ctx.Error("input 'data' is missing");
   KILN_ASSIGN_OR_RETURN(ArgAttrs a, ReadArgAttrs(ctx.node));
   KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.node, a.axis, data->rank()));
-  auto out = ref::ArgReduce(*data, ctx.node.op_type == "ArgMax", axis, a.keepdims,
-                            a.select_last_index);
+  auto out =
+      ref::ArgReduce(*data, ctx.node.op_type == "ArgMax", axis, a.keepdims, a.select_last_index);
   if (!out.ok()) return out.status().WithContext(ctx.node.Where());
   ctx.outputs[0] = std::move(out).value();
   return Status::Ok();

@@ -1,5 +1,6 @@
 // Softmax, LogSoftmax, Hardmax, NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 #include "kernels/ref/softmax.h"
+
 #include "ops/families.h"
 #include "ops/infer_util.h"
 

@@ -1,6 +1,7 @@
 // TopK (k as an input; the frontend turns the pre-10 attribute into one), CumSum and
 // NonMaxSuppression.
 #include "kernels/ref/sort.h"
+
 #include "ops/families.h"
 #include "ops/infer_util.h"
 
@@ -125,8 +126,7 @@ Status RunNms(RunContext& ctx) {
   ref::NmsParams p;
   const int64_t center = reader.Int("center_point_box", 0);
   KILN_RETURN_IF_ERROR(reader.status());
-  if (center != 0 && center != 1)
-    return ctx.Error("center_point_box must be 0 or 1, got ", center);
+  if (center != 0 && center != 1) return ctx.Error("center_point_box must be 0 or 1, got ", center);
   p.center_point_box = center == 1;
   if (const Tensor* t = ctx.input(2)) {
     KILN_ASSIGN_OR_RETURN(p.max_output_boxes_per_class,

@@ -67,11 +67,9 @@ TEST(RefTopK, RejectsKOutOfRange) {
 
 TEST(RefCumSum, ExclusiveReverseAndAxis) {
   Tensor x = F32({1, 2, 3, 4, 5, 6}, {2, 3});
-  EXPECT_EQ(Values<float>(*CumSum(x, 1, false, false)),
-            (std::vector<float>{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(Values<float>(*CumSum(x, 1, false, false)), (std::vector<float>{1, 3, 6, 4, 9, 15}));
   EXPECT_EQ(Values<float>(*CumSum(x, 1, true, false)), (std::vector<float>{0, 1, 3, 0, 4, 9}));
-  EXPECT_EQ(Values<float>(*CumSum(x, 1, false, true)),
-            (std::vector<float>{6, 5, 3, 15, 11, 6}));
+  EXPECT_EQ(Values<float>(*CumSum(x, 1, false, true)), (std::vector<float>{6, 5, 3, 15, 11, 6}));
   EXPECT_EQ(Values<float>(*CumSum(x, 1, true, true)), (std::vector<float>{5, 3, 0, 11, 6, 0}));
   EXPECT_EQ(Values<float>(*CumSum(x, 0, false, false)), (std::vector<float>{1, 2, 3, 5, 7, 9}));
   Tensor i = Tensor::FromVector<int32_t>({1, 2, 3}, {3});
@@ -88,8 +86,7 @@ TEST(RefNms, SuppressesOverlapsPerClass) {
   p.iou_threshold = 0.5f;
   auto r = NonMaxSuppression(boxes, scores, p);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(Values<int64_t>(*r),
-            (std::vector<int64_t>{0, 0, 1, 0, 0, 2, 0, 1, 2, 0, 1, 1}));
+  EXPECT_EQ(Values<int64_t>(*r), (std::vector<int64_t>{0, 0, 1, 0, 0, 2, 0, 1, 2, 0, 1, 1}));
   p.score_threshold = 0.25f;
   p.max_output_boxes_per_class = 1;
   r = NonMaxSuppression(boxes, scores, p);

@@ -180,8 +180,7 @@ TEST(RefLoss, NllRejectsOutOfRangeTargetsAndBadShapes) {
   EXPECT_TRUE(NllLoss(input, Tensor::FromVector<int64_t>({-1, 0}, {2}), nullptr, p).ok());
   EXPECT_FALSE(NllLoss(input, Tensor::FromVector<int64_t>({0, 0, 0}, {3}), nullptr, p).ok());
   Tensor short_weight = F32({1, 1}, {2});
-  EXPECT_FALSE(
-      NllLoss(input, Tensor::FromVector<int64_t>({0, 0}, {2}), &short_weight, p).ok());
+  EXPECT_FALSE(NllLoss(input, Tensor::FromVector<int64_t>({0, 0}, {2}), &short_weight, p).ok());
 }
 
 TEST(RefLoss, CrossEntropyMatchesLogSoftmaxThenNll) {

@@ -16,8 +16,8 @@ struct ParamIndex {
   int64_t operator()(int64_t e) const { return channels == 1 ? 0 : (e / inner) % channels; }
 };
 
-Expected<ParamIndex> MakeParamIndex(const Tensor& x, const Tensor& scale,
-                                    const Tensor* zero_point, int64_t axis) {
+Expected<ParamIndex> MakeParamIndex(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
+                                    int64_t axis) {
   if (zero_point != nullptr && zero_point->dims() != scale.dims())
     return Status::Error("zero point ", DescribeTensor(*zero_point), " and scale ",
                          DescribeTensor(scale), " must have the same shape");
@@ -79,6 +79,16 @@ void DequantizeTyped(const Tensor& x, const Tensor& scale, const Tensor* zero_po
   }
 }
 
+template <class X>
+void DequantizeInto(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
+                    const ParamIndex& ix, Tensor* y) {
+  if (scale.dtype() == DType::kFloat32) {
+    DequantizeTyped<X, float>(x, scale, zero_point, ix, y);
+  } else {
+    DequantizeTyped<X, double>(x, scale, zero_point, ix, y);
+  }
+}
+
 }  // namespace
 
 double RoundHalfToEven(double v) {
@@ -129,10 +139,8 @@ Expected<Tensor> DequantizeLinear(const Tensor& x, const Tensor& scale, const Te
     return Status::Error("scale must be float32 or float64, got ", DescribeTensor(scale));
   KILN_ASSIGN_OR_RETURN(ParamIndex ix, MakeParamIndex(x, scale, zero_point, axis));
   Tensor y(scale.dtype(), x.dims());
-  KILN_DISPATCH_INTEGER(
-      x.dtype(), X, return Status::Error("unreachable"),
-      if (scale.dtype() == DType::kFloat32) DequantizeTyped<X, float>(x, scale, zero_point, ix, &y);
-      else DequantizeTyped<X, double>(x, scale, zero_point, ix, &y));
+  KILN_DISPATCH_INTEGER(x.dtype(), X, return Status::Error("unreachable"),
+                        DequantizeInto<X>(x, scale, zero_point, ix, &y));
   return y;
 }
 

@@ -72,8 +72,12 @@ void ReduceViaDouble(const Tensor& in, ReduceKind kind, const std::vector<int64_
       case ReduceKind::kSum:
       case ReduceKind::kMean:
       case ReduceKind::kLogSum: a += v; break;
-      case ReduceKind::kMax: if (v > a || std::isnan(v)) a = v; break;
-      case ReduceKind::kMin: if (v < a || std::isnan(v)) a = v; break;
+      case ReduceKind::kMax:
+        if (v > a || std::isnan(v)) a = v;
+        break;
+      case ReduceKind::kMin:
+        if (v < a || std::isnan(v)) a = v;
+        break;
       case ReduceKind::kProd: a *= v; break;
       case ReduceKind::kL1: a += std::fabs(v); break;
       case ReduceKind::kL2:
@@ -105,8 +109,8 @@ void ReduceViaDouble(const Tensor& in, ReduceKind kind, const std::vector<int64_
 // Integer Sum/Mean/Prod/L1/SumSquare wrap in uint64 (defined behaviour, the type's own modular
 // result after narrowing); Max/Min compare in T.
 template <class T>
-void ReduceExactInteger(const Tensor& in, ReduceKind kind,
-                        const std::vector<int64_t>& acc_strides, int64_t count, Tensor* out) {
+void ReduceExactInteger(const Tensor& in, ReduceKind kind, const std::vector<int64_t>& acc_strides,
+                        int64_t count, Tensor* out) {
   const T* x = in.data<T>();
   T* y = out->data<T>();
   const int64_t n_out = out->numel();
@@ -149,8 +153,17 @@ void ReduceExactInteger(const Tensor& in, ReduceKind kind,
 }
 
 bool IsExactIntegerKind(ReduceKind kind) {
-  return kind != ReduceKind::kL2 && kind != ReduceKind::kLogSum &&
-         kind != ReduceKind::kLogSumExp;
+  return kind != ReduceKind::kL2 && kind != ReduceKind::kLogSum && kind != ReduceKind::kLogSumExp;
+}
+
+template <class T>
+void ReduceInteger(const Tensor& in, ReduceKind kind, const std::vector<int64_t>& acc_strides,
+                   int64_t count, Tensor* out) {
+  if (IsExactIntegerKind(kind)) {
+    ReduceExactInteger<T>(in, kind, acc_strides, count, out);
+  } else {
+    ReduceViaDouble<T>(in, kind, acc_strides, count, out);
+  }
 }
 
 }  // namespace
@@ -166,8 +179,10 @@ Expected<Tensor> Reduce(const Tensor& in, ReduceKind kind, const std::vector<int
   }
   std::vector<int64_t> out_dims;
   for (int64_t i = 0; i < rank; ++i) {
-    if (!reduced[i]) out_dims.push_back(in.dim(i));
-    else if (keepdims) out_dims.push_back(1);
+    if (!reduced[i])
+      out_dims.push_back(in.dim(i));
+    else if (keepdims)
+      out_dims.push_back(1);
   }
   // An empty input can still have a large output (reducing [0, n] over axis 0 gives [n]).
   KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::Make(in.dtype(), out_dims, "reduction output"));
@@ -180,14 +195,9 @@ Expected<Tensor> Reduce(const Tensor& in, ReduceKind kind, const std::vector<int
     case DType::kFloat32: ReduceViaDouble<float>(in, kind, acc_strides, count, &out); break;
     case DType::kFloat64: ReduceViaDouble<double>(in, kind, acc_strides, count, &out); break;
     default:
-      KILN_DISPATCH_INTEGER(
-          in.dtype(), T,
-          st = Status::Error("cannot reduce a tensor of ", DTypeName(in.dtype())),
-          if (IsExactIntegerKind(kind)) {
-            ReduceExactInteger<T>(in, kind, acc_strides, count, &out);
-          } else {
-            ReduceViaDouble<T>(in, kind, acc_strides, count, &out);
-          });
+      KILN_DISPATCH_INTEGER(in.dtype(), T,
+                            st = Status::Error("cannot reduce a tensor of ", DTypeName(in.dtype())),
+                            ReduceInteger<T>(in, kind, acc_strides, count, &out));
   }
   KILN_RETURN_IF_ERROR(st);
   return out;
@@ -201,8 +211,10 @@ Expected<Tensor> ArgReduce(const Tensor& in, bool is_max, int64_t axis, bool kee
   const int64_t len = in.dim(axis);
   std::vector<int64_t> out_dims;
   for (int64_t i = 0; i < rank; ++i) {
-    if (i != axis) out_dims.push_back(in.dim(i));
-    else if (keepdims) out_dims.push_back(1);
+    if (i != axis)
+      out_dims.push_back(in.dim(i));
+    else if (keepdims)
+      out_dims.push_back(1);
   }
   KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::Make(DType::kInt64, out_dims, "arg reduction output"));
   if (len == 0 && out.numel() > 0)

@@ -7,8 +7,7 @@ namespace kiln::ref {
 namespace {
 
 template <class T>
-void SoftmaxTyped(const T* x, T* y, SoftmaxKind kind, int64_t outer, int64_t len,
-                  int64_t inner) {
+void SoftmaxTyped(const T* x, T* y, SoftmaxKind kind, int64_t outer, int64_t len, int64_t inner) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       const T* row = x + o * len * inner + i;
@@ -85,8 +84,7 @@ Status NllTyped(const Tensor& input, const Tensor& target, const Tensor* weight,
 Expected<Tensor> Softmax(const Tensor& in, SoftmaxKind kind, int64_t outer, int64_t len,
                          int64_t inner) {
   KILN_RETURN_IF_ERROR(CheckFloat(in, "input"));
-  if (outer < 0 || len < 0 || inner < 0 ||
-      (in.numel() > 0 && (outer * len * inner != in.numel())))
+  if (outer < 0 || len < 0 || inner < 0 || (in.numel() > 0 && (outer * len * inner != in.numel())))
     return Status::Error("internal: softmax view [", outer, ",", len, ",", inner,
                          "] does not match ", DescribeTensor(in));
   Tensor out(in.dtype(), in.dims());
@@ -112,8 +110,7 @@ Expected<Tensor> NllLoss(const Tensor& input, const Tensor& target, const Tensor
     return Status::Error("target ", DescribeTensor(target), " does not match input ",
                          DescribeTensor(input), " (expected [N, d1..dk])");
   if (weight != nullptr) {
-    if (weight->dtype() != input.dtype() || weight->rank() != 1 ||
-        weight->dim(0) != input.dim(1))
+    if (weight->dtype() != input.dtype() || weight->rank() != 1 || weight->dim(0) != input.dim(1))
       return Status::Error("weight must be ", DTypeName(input.dtype()), "[", input.dim(1),
                            "], got ", DescribeTensor(*weight));
   }

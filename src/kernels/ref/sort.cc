@@ -162,16 +162,14 @@ Expected<Tensor> CumSum(const Tensor& x, int64_t axis, bool exclusive, bool reve
   for (int64_t i = 0; i < axis; ++i) outer *= x.dim(i);
   for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dim(i);
   Status st;
-  KILN_DISPATCH_NUMERIC(x.dtype(), T,
-                        st = Status::Error("CumSum does not take ", DTypeName(x.dtype())),
-                        CumSumTyped<T>(x.data<T>(), y.data<T>(), outer, x.dim(axis), inner,
-                                       exclusive, reverse));
+  KILN_DISPATCH_NUMERIC(
+      x.dtype(), T, st = Status::Error("CumSum does not take ", DTypeName(x.dtype())),
+      CumSumTyped<T>(x.data<T>(), y.data<T>(), outer, x.dim(axis), inner, exclusive, reverse));
   KILN_RETURN_IF_ERROR(st);
   return y;
 }
 
-Expected<Tensor> NonMaxSuppression(const Tensor& boxes, const Tensor& scores,
-                                   const NmsParams& p) {
+Expected<Tensor> NonMaxSuppression(const Tensor& boxes, const Tensor& scores, const NmsParams& p) {
   if (boxes.rank() != 3 || boxes.dim(2) != 4)
     return Status::Error("boxes must be [num_batches, spatial_dimension, 4], got ",
                          DescribeTensor(boxes));

@@ -34,7 +34,6 @@ struct NmsParams {
 // Greedy non-maximum suppression per (batch, class). boxes [B, S, 4], scores [B, C, S], both
 // float32/float64. Returns int64 [num_selected, 3] rows of (batch, class, box), ordered by batch,
 // then class, then descending score (ties by lower box index).
-Expected<Tensor> NonMaxSuppression(const Tensor& boxes, const Tensor& scores,
-                                   const NmsParams& p);
+Expected<Tensor> NonMaxSuppression(const Tensor& boxes, const Tensor& scores, const NmsParams& p);
 
 }  // namespace kiln::ref
