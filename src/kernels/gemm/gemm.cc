@@ -173,8 +173,15 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
           a_panels = pb.a.packed + ic / mr * (pb.k * mr) + pc * mr;
           a_stride = pb.k * mr;
         } else {
-          PackAPanels(pb.a.p + ic * pb.a.rs + pc * pb.a.cs, pb.a.rs, pb.a.cs, mc, kc, mr, a_buf,
-                      kc * mr);
+          const float* src = pb.a.p + ic * pb.a.rs + pc * pb.a.cs;
+          if (pb.uk->pack_a && pb.a.cs == 1) {
+            for (size_t i = 0; i < mc; i += mr) {
+              pb.uk->pack_a(std::min(mr, mc - i), kc, src + i * pb.a.rs, pb.a.rs, mr,
+                            a_buf + i / mr * kc * mr);
+            }
+          } else {
+            PackAPanels(src, pb.a.rs, pb.a.cs, mc, kc, mr, a_buf, kc * mr);
+          }
         }
         for (size_t jr = 0; jr < nc; jr += nr) {
           const float* bp;

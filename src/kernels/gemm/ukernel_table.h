@@ -16,6 +16,7 @@ struct GemmUkernel {
   size_t nr;
   ukernels::F32GemmFn gemm;
   ukernels::F32GemvFn gemv;  // N == 1
+  ukernels::F32PackAFn pack_a;  // plain A into a panel; null: the portable packing
   // Activations applied to finished tiles (may be of a lower ISA than the GEMM kernel).
   ukernels::F32VUnaryFn silu;
   ukernels::F32VUnaryFn hswish;

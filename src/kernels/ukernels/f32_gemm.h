@@ -37,6 +37,11 @@ using F32GemmFn = void (*)(size_t mr, size_t nr, size_t kc, const float* a, cons
 using F32GemvFn = void (*)(size_t m, size_t k, const float* a, size_t lda, const float* x,
                            float* y, size_t ldy, const F32GemmTileParams* params);
 
+// Packs rows [0, rows) x k [0, kc) of plain row-major A (row stride lda) into one panel,
+// dst[k * mr + i], with rows [rows, mr) zeroed; rows <= mr.
+using F32PackAFn = void (*)(size_t rows, size_t kc, const float* a, size_t lda, size_t mr,
+                            float* dst);
+
 // y[i] = f(x[i]) for i < n; y may equal x.
 using F32VUnaryFn = void (*)(size_t n, const float* x, float* y);
 
@@ -54,6 +59,7 @@ void f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a, co
                              size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 void f32_gemv__avx2_fma(size_t m, size_t k, const float* a, size_t lda, const float* x, float* y,
                         size_t ldy, const F32GemmTileParams* params);
+void f32_packa__avx2(size_t rows, size_t kc, const float* a, size_t lda, size_t mr, float* dst);
 void f32_vsilu__avx2_fma(size_t n, const float* x, float* y);
 void f32_vhswish__avx2_fma(size_t n, const float* x, float* y);
 void f32_vgelu__avx2_fma(size_t n, const float* x, float* y);
