@@ -43,9 +43,14 @@ void Tile(size_t kc, const float* a, const float* b, size_t ldb, float* c, size_
     }
 #pragma GCC unroll 14
     for (int i = 0; i < kRows; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
 #pragma GCC unroll 2
-      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+      for (int v = 0; v < kVecs; ++v) {
+        // Broadcast A straight from memory into the FMA ({1to16}): GCC otherwise emits a separate
+        // vbroadcastss per row.
+        asm("vfmadd231ps %[a]%{1to16%}, %[b], %[c]"
+            : [c] "+v"(acc[i][v])
+            : [b] "v"(bv[v]), [a] "m"(a[i]));
+      }
     }
     a += kMr;
     b += ldb;
