@@ -2,6 +2,7 @@
 // output_*.pb) through the reference interpreter and compares with the expected outputs.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <regex>
@@ -29,6 +30,14 @@ Result FromError(const Status& st) {
   const std::string& m = st.message();
   if (m.find("unsupported") != std::string::npos) return {Verdict::kUnsupported, m};
   return {Verdict::kFail, m};
+}
+
+// ONNX's test data stores bfloat16 tensors as uint16 (numpy has no bfloat16); the bits are the
+// bfloat16 values, so they are retagged rather than converted.
+Tensor AsBFloat16(const Tensor& t) {
+  Tensor out(DType::kBFloat16, t.dims());
+  std::memcpy(out.raw(), t.raw(), t.nbytes());
+  return out;
 }
 
 // Files named PREFIX_<n>.pb in numeric order.
@@ -108,16 +117,26 @@ Result RunCase(const fs::path& dir, const ConformanceOptions& opts) {
       if (!t.ok()) return FromError(t.status());
       // Input files are positional; their names, when present, must agree.
       if (i >= graph.inputs.size()) return {Verdict::kFail, "more input files than graph inputs"};
+      if (graph.inputs[i]->type.dtype == DType::kBFloat16 && t->dtype() == DType::kUInt16)
+        t = AsBFloat16(*t);
       inputs[graph.inputs[i]->name] = std::move(t).value();
     }
     std::vector<Tensor> outputs;
-    if (Status st = interp::Run(graph, inputs, &outputs); !st.ok()) return FromError(st);
+    // Some of ONNX's own cases feed inputs whose shapes differ from what their model declares
+    // (castlike_*BFLOAT16*: 'like' is [1], declared [3,4]); the outputs are what is checked here,
+    // so declared input shapes are not enforced. Unit tests cover kiln's input checking.
+    interp::RunOptions run_options;
+    run_options.check_input_shapes = false;
+    if (Status st = interp::Run(graph, inputs, &outputs, run_options); !st.ok())
+      return FromError(st);
     std::vector<fs::path> out_files = NumberedFiles(set, "output");
     if (out_files.size() != outputs.size())
       return {Verdict::kFail, StrCat(outputs.size(), " outputs, expected ", out_files.size())};
     for (size_t i = 0; i < out_files.size(); ++i) {
       auto want = onnx::LoadTensorFile(out_files[i].string());
       if (!want.ok()) return FromError(want.status());
+      if (outputs[i].dtype() == DType::kBFloat16 && want->dtype() == DType::kUInt16)
+        want = AsBFloat16(*want);
       std::string diff = Compare(graph.outputs[i]->name, outputs[i], *want, opts.rtol, opts.atol);
       if (!diff.empty()) return {Verdict::kFail, StrCat(set.filename().string(), ": ", diff)};
     }

@@ -33,10 +33,14 @@ Expected<ir::ValueType> TypeFromProto(const ::onnx::TypeProto& tp, const std::st
   }
   if (tt.has_shape()) {
     vt.shape.emplace();
+    int64_t numel = 1;  // of the static dims: a shape no tensor can have is refused here
     for (const auto& d : tt.shape().dim()) {
       if (d.has_dim_value()) {
         if (d.dim_value() < 0)
           return Status::Error("'", what, "' has a negative dimension ", d.dim_value());
+        if (d.dim_value() != 0 && numel > std::numeric_limits<int64_t>::max() / d.dim_value())
+          return Status::Error("'", what, "' has dims whose element count overflows int64");
+        numel *= d.dim_value();
         vt.shape->push_back(ir::Dim::Static(d.dim_value()));
       } else if (d.has_dim_param() && !d.dim_param().empty()) {
         vt.shape->push_back(ir::Dim::Symbol(d.dim_param()));
@@ -45,6 +49,26 @@ Expected<ir::ValueType> TypeFromProto(const ::onnx::TypeProto& tp, const std::st
       }
     }
   }
+  return vt;
+}
+
+// Names the ops that touch a value of a type kiln lacks, so the error says which ops need it.
+std::string OpsTouching(const ::onnx::GraphProto& gp, const std::string& value) {
+  std::string ops;
+  for (const auto& n : gp.node()) {
+    bool touches = false;
+    for (const auto& i : n.input()) touches = touches || i == value;
+    for (const auto& o : n.output()) touches = touches || o == value;
+    if (touches && ops.find(n.op_type()) == std::string::npos)
+      ops += StrCat(ops.empty() ? "" : ", ", n.op_type());
+  }
+  return ops.empty() ? "" : StrCat(" (used by ", ops, ")");
+}
+
+Expected<ir::ValueType> GraphValueType(const ::onnx::GraphProto& gp,
+                                       const ::onnx::ValueInfoProto& vi) {
+  auto vt = TypeFromProto(vi.type(), vi.name());
+  if (!vt.ok()) return Status::Error(vt.status().message(), OpsTouching(gp, vi.name()));
   return vt;
 }
 
@@ -174,10 +198,12 @@ Expected<std::unique_ptr<ir::Graph>> GraphImporter::Import(const ::onnx::GraphPr
   }
   for (const auto& in : gp.input()) {
     if (in.name().empty()) return Status::Error("graph '", g->name, "' has an unnamed input");
-    KILN_ASSIGN_OR_RETURN(ir::ValueType vt, TypeFromProto(in.type(), in.name()));
+    KILN_ASSIGN_OR_RETURN(ir::ValueType vt, GraphValueType(gp, in));
     if (ir::Value* init = g->FindValue(in.name())) {
-      // IR < 4: initializers are listed as inputs too; kiln treats them as constants.
-      (void)init;
+      // IR < 4: initializers are listed as inputs too; kiln treats them as constants. Any other
+      // repeat is two inputs with one name.
+      if (!init->constant)
+        return Status::Error("graph '", g->name, "': two values are named '", in.name(), "'");
       continue;
     }
     if (vt.dtype == DType::kUndefined && parent == nullptr)
@@ -240,7 +266,7 @@ Expected<std::unique_ptr<ir::Graph>> GraphImporter::Import(const ::onnx::GraphPr
   }
   for (const auto& out : gp.output()) {
     KILN_ASSIGN_OR_RETURN(ir::Value * v, Resolve(*g, out.name(), "graph output: "));
-    KILN_ASSIGN_OR_RETURN(ir::ValueType vt, TypeFromProto(out.type(), out.name()));
+    KILN_ASSIGN_OR_RETURN(ir::ValueType vt, GraphValueType(gp, out));
     if (vt.dtype != DType::kUndefined && !v->constant && !v->is_graph_input) v->type = vt;
     g->outputs.push_back(v);
   }
