@@ -101,10 +101,11 @@ struct Problem {
 Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, Blocking want) {
   const CpuInfo& cpu = GetCpuInfo();
   Blocking b;
-  // KC: long K blocks amortize loading and storing the C tile once per block. Measured on Zen 4
-  // (1 MiB L2): KC = 512 beat 128/256/384 by 3-15%, the B micro-panel then streaming from L2
-  // (KC x NR = L2 / 16) while the A panel stays in L1.
-  size_t kc = want.kc ? want.kc : std::clamp<size_t>(cpu.l2_bytes / 16 / (uk.nr * 4), 64, 512);
+  // KC: long K blocks amortize loading and storing the C tile once per block (costly when C's
+  // rows are 4 KiB apart and share an L1 set). Measured on Zen 4 (1 MiB L2), a B micro-panel of
+  // L2 / 16 streaming from L2 while the A panel stays in L1 was best: 14x32 at KC = 512 beat
+  // 128/256/384 by 3-15% (768 and 1024: no better); 6x16 at KC = 1024 beat 512 by 9% at 1024^3.
+  size_t kc = want.kc ? want.kc : std::clamp<size_t>(cpu.l2_bytes / 16 / (uk.nr * 4), 64, 1024);
   // Equal-sized K blocks: 300 becomes 150 + 150, not 256 + 44.
   b.kc = DivUp(k, DivUp(k, kc));
   // MC: the packed A block (MC x KC) takes about half of L2.
