@@ -1,8 +1,8 @@
 // 14x32 f32 GEMM microkernel for AVX-512F, with every smaller tile (1..14 rows, 1..32 columns)
 // handled by its own instance so that edge tiles cost only their own work.
 // Register budget of the full tile: 28 zmm accumulators (14 rows x 2 vectors) + 2 for the B row
-// + 1 broadcast of A = 31 of 32. Per k step: 2 B loads (masked: free on AVX-512, and it lets B
-// be read unpacked), 14 broadcasts, 28 FMAs.
+// = 30 of 32; A is broadcast from memory inside each FMA. Per k step: 2 B loads (masked: free on
+// AVX-512, and it lets B be read unpacked), 28 FMAs with a {1to16} A operand, 2 prefetches.
 // Reached, 1 thread, 1024^3 (bench_gemm): ~105 GFLOP/s = 0.90 of the measured 8-lane FMA peak
 // (116) on a Zen 4 EPYC (KVM, 2 vCPUs, AVX-512 double-pumped); 1.02x oneDNN 2.6, 1.04x BLIS 0.9.
 #include <immintrin.h>
