@@ -43,8 +43,10 @@ std::string SetName(unsigned set) {
     if ((set & bits) == bits) s += StrCat(s.empty() ? "" : " or ", name);
   };
   add(kFloats, "float");
-  if ((set & kInts) == kInts) add(kInts, "integer");
-  else add(kUnsignedInts, "unsigned integer");
+  if ((set & kInts) == kInts)
+    add(kInts, "integer");
+  else
+    add(kUnsignedInts, "unsigned integer");
   add(kBools, "bool");
   add(kStrings, "string");
   return s;
@@ -72,8 +74,8 @@ Status CheckTypes(const ir::Node& node, size_t first, size_t last, unsigned set,
 Status CheckInputCount(const ir::Node& node, size_t min, size_t max) {
   size_t n = node.inputs.size();
   if (n < min || n > max)
-    return Status::Error(node.Where(), "takes ", min == max ? StrCat(min) : StrCat(min, " to ", max),
-                         " inputs, got ", n);
+    return Status::Error(node.Where(), "takes ",
+                         min == max ? StrCat(min) : StrCat(min, " to ", max), " inputs, got ", n);
   for (size_t i = 0; i < n; ++i)
     if (node.inputs[i] == nullptr) return Status::Error(node.Where(), "input ", i, " is missing");
   return Status::Ok();
@@ -97,7 +99,8 @@ Status Emit(RunContext& ctx, Expected<Tensor> result) {
 }
 
 Status CheckRunInputs(const RunContext& ctx, size_t count) {
-  if (ctx.num_inputs() < count) return ctx.Error("takes ", count, " inputs, got ", ctx.num_inputs());
+  if (ctx.num_inputs() < count)
+    return ctx.Error("takes ", count, " inputs, got ", ctx.num_inputs());
   for (size_t i = 0; i < count; ++i)
     if (ctx.input(i) == nullptr) return ctx.Error("input ", i, " is missing");
   return Status::Ok();
@@ -120,8 +123,8 @@ Expected<Tensor> AlignLegacyB(const RunContext& ctx, const Tensor& a, const Tens
   KILN_RETURN_IF_ERROR(r.status());
   if (axis < 0) axis += a.rank();
   if (axis < 0 || axis + b.rank() > a.rank())
-    return ctx.Error("B ", DescribeTensor(b), " does not fit in A ", DescribeTensor(a),
-                     " at axis ", r.Int("axis", 0));
+    return ctx.Error("B ", DescribeTensor(b), " does not fit in A ", DescribeTensor(a), " at axis ",
+                     r.Int("axis", 0));
   std::vector<int64_t> dims = b.dims();
   dims.resize(static_cast<size_t>(a.rank() - axis), 1);
   return b.Reshaped(std::move(dims));
@@ -158,8 +161,7 @@ Expected<BinaryKind> ModKind(const ir::Node& node) {
   ir::AttrReader r(node);
   const int64_t fmod = r.Int("fmod", 0);
   KILN_RETURN_IF_ERROR(r.status());
-  if (fmod != 0 && fmod != 1)
-    return Status::Error(node.Where(), "fmod must be 0 or 1, got ", fmod);
+  if (fmod != 0 && fmod != 1) return Status::Error(node.Where(), "fmod must be 0 or 1, got ", fmod);
   return fmod == 1 ? BinaryKind::kFmod : BinaryKind::kMod;
 }
 

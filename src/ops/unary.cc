@@ -65,14 +65,20 @@ Expected<ref::UnaryParams> ReadParams(UnaryKind kind, const ir::Node& node) {
   ir::AttrReader r(node);
   ref::UnaryParams p;
   switch (kind) {
-    case UnaryKind::kLeakyRelu: p.alpha = r.Float("alpha", 0.01f); break;
-    case UnaryKind::kElu: p.alpha = r.Float("alpha", 1.0f); break;
+    case UnaryKind::kLeakyRelu:
+      p.alpha = r.Float("alpha", 0.01f);
+      break;
+    case UnaryKind::kElu:
+      p.alpha = r.Float("alpha", 1.0f);
+      break;
     case UnaryKind::kCelu: {
       p.alpha = r.Float("alpha", 1.0f);
       if (p.alpha == 0) return Status::Error(node.Where(), "Celu alpha must not be 0");
       break;
     }
-    case UnaryKind::kThresholdedRelu: p.alpha = r.Float("alpha", 1.0f); break;
+    case UnaryKind::kThresholdedRelu:
+      p.alpha = r.Float("alpha", 1.0f);
+      break;
     case UnaryKind::kSelu:
       p.alpha = r.Float("alpha", 1.67326319217681884765625f);
       p.gamma = r.Float("gamma", 1.05070102214813232421875f);
@@ -85,7 +91,8 @@ Expected<ref::UnaryParams> ReadParams(UnaryKind kind, const ir::Node& node) {
       p.alpha = r.Float("lambd", 0.5f);
       p.beta = r.Float("bias", 0.0f);
       break;
-    default: break;
+    default:
+      break;
   }
   KILN_RETURN_IF_ERROR(r.status());
   return p;
@@ -249,7 +256,7 @@ Status RunClip(RunContext& ctx) {
 
 // Float math: float16/bfloat16 are widened to float32 by the interpreter (promote_half).
 #define KILN_UNARY(name, kind, since) \
-  {"", name, InferUnary<UnaryKind::kind>, RunUnary<UnaryKind::kind>, since, true}
+  { "", name, InferUnary<UnaryKind::kind>, RunUnary<UnaryKind::kind>, since, true }
 
 constexpr OpDef kUnaryOps[] = {
     KILN_UNARY("Abs", kAbs, 6),

@@ -101,7 +101,7 @@ TEST(ElementwiseCast, NumbersSaturateAndNaNBecomesZero) {
   auto y = Cast(Vec<float>({1.9f, -1.9f, 1e10f, -1e10f, std::nanf("")}), DType::kInt32);
   ASSERT_TRUE(y.ok());
   EXPECT_EQ(Values<int32_t>(*y), (std::vector<int32_t>{1, -1, std::numeric_limits<int32_t>::max(),
-                                                        std::numeric_limits<int32_t>::min(), 0}));
+                                                       std::numeric_limits<int32_t>::min(), 0}));
   auto u = Cast(Vec<int32_t>({300, -1}), DType::kUInt8);  // integers wrap
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(Values<uint8_t>(*u), (std::vector<uint8_t>{44, 255}));
@@ -241,7 +241,8 @@ TEST(ElementwiseBinary, WrappingAndShifts) {
   auto r = Binary(BinaryKind::kBitShiftRight, Vec<uint64_t>({16, 16}), Vec<uint64_t>({2, 64}));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Values<uint64_t>(*r), (std::vector<uint64_t>{4, 0}));
-  auto sr = Binary(BinaryKind::kBitShiftRight, Vec<int8_t>({-8, -8, 4, -1}), Vec<int8_t>({1, 8, -1, 127}));
+  auto sr = Binary(BinaryKind::kBitShiftRight, Vec<int8_t>({-8, -8, 4, -1}),
+                   Vec<int8_t>({1, 8, -1, 127}));
   ASSERT_TRUE(sr.ok());
   EXPECT_EQ(Values<int8_t>(*sr), (std::vector<int8_t>{-4, -1, 0, -1}));
   auto sl = Binary(BinaryKind::kBitShiftLeft, Vec<int8_t>({64, -64, 1}), Vec<int8_t>({1, 1, -1}));
@@ -251,7 +252,8 @@ TEST(ElementwiseBinary, WrappingAndShifts) {
 }
 
 TEST(ElementwiseBinary, MaxMinPropagateNaN) {
-  auto y = Binary(BinaryKind::kMax, Vec<float>({1, std::nanf(""), 3}), Vec<float>({2, 0, std::nanf("")}));
+  auto y = Binary(BinaryKind::kMax, Vec<float>({1, std::nanf(""), 3}),
+                  Vec<float>({2, 0, std::nanf("")}));
   ASSERT_TRUE(y.ok());
   EXPECT_EQ(Values<float>(*y)[0], 2);
   EXPECT_TRUE(std::isnan(Values<float>(*y)[1]));
@@ -286,7 +288,7 @@ TEST(ElementwiseBinary, PowMixedTypes) {
   EXPECT_EQ(Values<int32_t>(*if_), (std::vector<int32_t>{1, 32, 729}));
   auto ii = Pow(Vec<int64_t>({3, 2, -1, -1, 5}), Vec<int64_t>({40, 63, 3, -3, -2}));
   ASSERT_TRUE(ii.ok());
-  EXPECT_EQ(Values<int64_t>(*ii)[0], -6289078614652622815);  // 3^40 - 2^64: wrapped
+  EXPECT_EQ(Values<int64_t>(*ii)[0], -6289078614652622815);                 // 3^40 - 2^64: wrapped
   EXPECT_EQ(Values<int64_t>(*ii)[1], std::numeric_limits<int64_t>::min());  // 2^63 wraps
   EXPECT_EQ(Values<int64_t>(*ii)[2], -1);
   EXPECT_EQ(Values<int64_t>(*ii)[3], -1);
@@ -295,8 +297,8 @@ TEST(ElementwiseBinary, PowMixedTypes) {
 }
 
 TEST(ElementwiseBinary, WhereBroadcastsThreeWays) {
-  auto y = Where(Vec<bool>({true, false}, {2, 1}), Vec<int64_t>({1, 2, 3}),
-                 Tensor::Scalar<int64_t>(0));
+  auto y =
+      Where(Vec<bool>({true, false}, {2, 1}), Vec<int64_t>({1, 2, 3}), Tensor::Scalar<int64_t>(0));
   ASSERT_TRUE(y.ok());
   EXPECT_EQ(y->dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(Values<int64_t>(*y), (std::vector<int64_t>{1, 2, 3, 0, 0, 0}));
@@ -397,12 +399,14 @@ TEST(ElementwiseOps, CastInfersTargetTypeAndRefusesUnknownTypes) {
 
 TEST(ElementwiseOps, WhereAndCompareInferBroadcastShapes) {
   ElemNode where("Where", 16);
-  where.Input(Tensor(DType::kBool, {2, 1})).Input(Tensor(DType::kInt64, {3}))
+  where.Input(Tensor(DType::kBool, {2, 1}))
+      .Input(Tensor(DType::kInt64, {3}))
       .Input(Tensor(DType::kInt64, {}));
   ASSERT_TRUE(where.Infer().ok());
   EXPECT_EQ(where.OutType(), "int64[2,3]");
   ElemNode bad("Where", 16);
-  bad.Input(Tensor(DType::kInt32, {2})).Input(Tensor(DType::kFloat32, {2}))
+  bad.Input(Tensor(DType::kInt32, {2}))
+      .Input(Tensor(DType::kFloat32, {2}))
       .Input(Tensor(DType::kFloat32, {2}));
   EXPECT_FALSE(bad.Infer().ok());
   ElemNode less("Less", 13);
@@ -455,7 +459,8 @@ TEST(ElementwiseOps, AttributeAndRuntimeErrorsNameTheNode) {
   clip.Input(Tensor(DType::kFloat32, {1})).Input(Tensor(DType::kFloat64, {}));
   EXPECT_FALSE(clip.Infer().ok());
   ElemNode shift("BitShift", 11);
-  shift.Input(Tensor(DType::kUInt8, {1})).Input(Tensor(DType::kUInt8, {1}))
+  shift.Input(Tensor(DType::kUInt8, {1}))
+      .Input(Tensor(DType::kUInt8, {1}))
       .Attr("direction", std::string("UP"));
   EXPECT_FALSE(shift.Infer().ok());
 }

@@ -17,18 +17,40 @@ namespace kiln::ref {
 
 enum class UnaryKind {
   // Defined for float32/float64 and every integer type.
-  kAbs, kNeg, kSign, kRelu,
+  kAbs,
+  kNeg,
+  kSign,
+  kRelu,
   // float32/float64 only.
-  kFloor, kCeil, kRound, kSqrt, kReciprocal, kExp, kLog, kErf,
-  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh,
-  kLeakyRelu,        // alpha
-  kElu,              // alpha
-  kSelu,             // alpha, gamma
-  kCelu,             // alpha
+  kFloor,
+  kCeil,
+  kRound,
+  kSqrt,
+  kReciprocal,
+  kExp,
+  kLog,
+  kErf,
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kLeakyRelu,  // alpha
+  kElu,        // alpha
+  kSelu,       // alpha, gamma
+  kCelu,       // alpha
   kSigmoid,
-  kHardSigmoid,      // alpha, beta
+  kHardSigmoid,  // alpha, beta
   kHardSwish,
-  kTanh, kSoftplus, kSoftsign,
+  kTanh,
+  kSoftplus,
+  kSoftsign,
   kThresholdedRelu,  // alpha
   kShrink,           // alpha = lambd, beta = bias
   kGelu,             // exact, with erf
@@ -64,13 +86,20 @@ Expected<Tensor> Cast(const Tensor& x, DType to);
 Expected<Tensor> Clip(const Tensor& x, const Tensor* min, const Tensor* max);
 
 enum class BinaryKind {
-  kAdd, kSub, kMul, kDiv,   // numeric; integer Div truncates toward zero
-  kMod,                     // integer remainder with the divisor's sign (Python), or float
-  kFmod,                    // remainder with the dividend's sign (C fmod)
-  kBitShiftLeft, kBitShiftRight,        // integers; out-of-range counts shift every bit out
-  kBitwiseAnd, kBitwiseOr, kBitwiseXor,  // integers
-  kMax, kMin,               // numeric; NaN propagates
-  kPRelu,                   // x < 0 ? slope * x : x
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,   // numeric; integer Div truncates toward zero
+  kMod,   // integer remainder with the divisor's sign (Python), or float
+  kFmod,  // remainder with the dividend's sign (C fmod)
+  kBitShiftLeft,
+  kBitShiftRight,  // integers; out-of-range counts shift every bit out
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,  // integers
+  kMax,
+  kMin,    // numeric; NaN propagates
+  kPRelu,  // x < 0 ? slope * x : x
 };
 // c = a op b with numpy broadcasting; a and b share one dtype, c has it too.
 Expected<Tensor> Binary(BinaryKind kind, const Tensor& a, const Tensor& b);

@@ -36,14 +36,21 @@ Status SameDType(const char* op, const Tensor& a, const Tensor& b) {
 // Unsigned arithmetic wide enough that integer promotion cannot overflow a signed int
 // (uint16 * uint16 promotes to int and can overflow): results wrap modulo 2^bits.
 template <class T>
-using WrapType = std::conditional_t<(sizeof(T) < sizeof(uint32_t)), uint32_t, std::make_unsigned_t<T>>;
+using WrapType =
+    std::conditional_t<(sizeof(T) < sizeof(uint32_t)), uint32_t, std::make_unsigned_t<T>>;
 
 template <class T>
-T WrapAdd(T a, T b) { return static_cast<T>(WrapType<T>(a) + WrapType<T>(b)); }
+T WrapAdd(T a, T b) {
+  return static_cast<T>(WrapType<T>(a) + WrapType<T>(b));
+}
 template <class T>
-T WrapSub(T a, T b) { return static_cast<T>(WrapType<T>(a) - WrapType<T>(b)); }
+T WrapSub(T a, T b) {
+  return static_cast<T>(WrapType<T>(a) - WrapType<T>(b));
+}
 template <class T>
-T WrapMul(T a, T b) { return static_cast<T>(WrapType<T>(a) * WrapType<T>(b)); }
+T WrapMul(T a, T b) {
+  return static_cast<T>(WrapType<T>(a) * WrapType<T>(b));
+}
 
 const char* kDivByZero = "integer division by zero";
 
@@ -55,9 +62,12 @@ Expected<Tensor> IntBinary(BinaryKind kind, const Tensor& a, const Tensor& b) {
   bool div_by_zero = false;
   Expected<Tensor> r = Status::Error("unsupported");
   switch (kind) {
-    case BinaryKind::kAdd: return Broadcast2<T, T, T>(dt, a, b, WrapAdd<T>);
-    case BinaryKind::kSub: return Broadcast2<T, T, T>(dt, a, b, WrapSub<T>);
-    case BinaryKind::kMul: return Broadcast2<T, T, T>(dt, a, b, WrapMul<T>);
+    case BinaryKind::kAdd:
+      return Broadcast2<T, T, T>(dt, a, b, WrapAdd<T>);
+    case BinaryKind::kSub:
+      return Broadcast2<T, T, T>(dt, a, b, WrapSub<T>);
+    case BinaryKind::kMul:
+      return Broadcast2<T, T, T>(dt, a, b, WrapMul<T>);
     case BinaryKind::kPRelu:
       return Broadcast2<T, T, T>(dt, a, b, [](T x, T s) { return x < 0 ? WrapMul(x, s) : x; });
     case BinaryKind::kMax:
@@ -116,10 +126,14 @@ template <class T>
 Expected<Tensor> FloatBinary(BinaryKind kind, const Tensor& a, const Tensor& b) {
   const DType dt = a.dtype();
   switch (kind) {
-    case BinaryKind::kAdd: return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x + y; });
-    case BinaryKind::kSub: return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x - y; });
-    case BinaryKind::kMul: return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x * y; });
-    case BinaryKind::kDiv: return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x / y; });
+    case BinaryKind::kAdd:
+      return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x + y; });
+    case BinaryKind::kSub:
+      return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x - y; });
+    case BinaryKind::kMul:
+      return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x * y; });
+    case BinaryKind::kDiv:
+      return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return x / y; });
     case BinaryKind::kFmod:
       return Broadcast2<T, T, T>(dt, a, b, [](T x, T y) { return std::fmod(x, y); });
     case BinaryKind::kMod:
@@ -250,10 +264,10 @@ Expected<Tensor> Compare(CompareKind kind, const Tensor& a, const Tensor& b) {
       return Broadcast2<uint8_t, uint8_t, bool>(
           DType::kBool, a, b, [](uint8_t x, uint8_t y) { return (x != 0) == (y != 0); });
   }
-  KILN_DISPATCH_NUMERIC(a.dtype(), T,
-                        return Status::Error("comparison of ", DTypeName(a.dtype()),
-                                             " inputs is not supported"),
-                        return CompareTyped<T>(kind, a, b));
+  KILN_DISPATCH_NUMERIC(
+      a.dtype(), T,
+      return Status::Error("comparison of ", DTypeName(a.dtype()), " inputs is not supported"),
+      return CompareTyped<T>(kind, a, b));
   return Tensor();
 }
 
@@ -275,8 +289,8 @@ Expected<Tensor> Pow(const Tensor& base, const Tensor& exponent) {
   };
   KILN_DISPATCH_NUMERIC(base.dtype(), B, return unsupported(),
                         KILN_DISPATCH_NUMERIC(exponent.dtype(), E, return unsupported(),
-                                              return (Broadcast2<B, E, B>(base.dtype(), base,
-                                                                          exponent, PowOne<B, E>))));
+                                              return (Broadcast2<B, E, B>(
+                                                  base.dtype(), base, exponent, PowOne<B, E>))));
   return Tensor();
 }
 
@@ -299,17 +313,16 @@ Expected<Tensor> Where(const Tensor& cond, const Tensor& x, const Tensor& y) {
     }
     return out;
   }
-  KILN_DISPATCH_ALL(x.dtype(), T,
-                    return Status::Error("Where of ", DTypeName(x.dtype()), " is not supported"),
-                    {
-                      // bool moves as bytes: a stray byte value must not be undefined behaviour.
-                      using V = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
-                      const V* px = x.data<V>();
-                      const V* py = y.data<V>();
-                      V* po = out.data<V>();
-                      for (; !it.done(); it.next())
-                        po[it.index()] = pc[it.offset(0)] != 0 ? px[it.offset(1)] : py[it.offset(2)];
-                    });
+  KILN_DISPATCH_ALL(
+      x.dtype(), T, return Status::Error("Where of ", DTypeName(x.dtype()), " is not supported"), {
+        // bool moves as bytes: a stray byte value must not be undefined behaviour.
+        using V = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+        const V* px = x.data<V>();
+        const V* py = y.data<V>();
+        V* po = out.data<V>();
+        for (; !it.done(); it.next())
+          po[it.index()] = pc[it.offset(0)] != 0 ? px[it.offset(1)] : py[it.offset(2)];
+      });
   return out;
 }
 

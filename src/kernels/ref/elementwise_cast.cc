@@ -19,8 +19,10 @@ constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat
 
 template <class S>
 float HalfLikeToFloat(S s) {
-  if constexpr (std::is_same_v<S, Half>) return HalfToFloat(s.bits);
-  else return BFloat16ToFloat(s.bits);
+  if constexpr (std::is_same_v<S, Half>)
+    return HalfToFloat(s.bits);
+  else
+    return BFloat16ToFloat(s.bits);
 }
 
 // double -> float without relying on out-of-range conversion, which C++ leaves undefined.
