@@ -4,7 +4,7 @@
 #   torchvision_vs_ort.sh KILN_BINARY [MODEL_NAME...]     (default: resnet18 mobilenet_v2)
 #
 # For each model: export it (random weights, cached in $KILN_MODEL_CACHE or
-# ~/.cache/kiln/models), make a seeded random input and the reference output with onnxruntime,
+# ~/.cache/kiln/models/v2), make a seeded random input and the reference output with onnxruntime,
 # run `KILN run`, and compare with rtol 1e-4 (max|kiln-ort| / max|ort|).
 # Python: $KILN_PYTHON, else the repository's .venv, else python3.
 # Exit 0 if every model matches, 1 otherwise, 77 (ctest skip) if the Python tools are missing.
@@ -26,7 +26,7 @@ if ! "$PY" -c "import torch, torchvision, onnxruntime, numpy" 2>/dev/null; then
   echo "SKIP: $PY lacks torch/torchvision/onnxruntime/numpy (run scripts/setup.sh)"
   exit 77
 fi
-CACHE=${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}
+CACHE=${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models/v2}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kiln_e2e_tv.XXXXXX")
 
 "$PY" "$ROOT/scripts/export_models.py" --out "$CACHE" "${MODELS[@]}" || {
