@@ -1,0 +1,56 @@
+// Depthwise 2-D convolution (group == C == M, one filter per channel), fp32, NCHW, with the bias
+// and activation fused into the pass that writes each output row.
+//
+// The driver (portable C++) splits the N x C planes, and the rows inside them when there are few
+// planes, over a ThreadPool, and calls a row microkernel from the table in dwconv.cc: specialized
+// 3x3 and 5x5 kernels for strides 1 and 2 per ISA level, and a portable one for other windows.
+// Padding is any amount on each side; the microkernels read only the real input (padding is
+// zeros that are never stored anywhere), so no padded copy of the input is made.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "kernels/gemm/gemm.h"
+#include "support/cpu.h"
+#include "support/status.h"
+#include "support/thread_pool.h"
+
+namespace kiln::dwconv {
+
+struct DwConvParams {
+  size_t n = 1, c = 0, h = 0, w = 0;  // input x[N, C, H, W]
+  size_t kh = 3, kw = 3;               // window; weights w[C, 1, kh, kw]
+  size_t stride_h = 1, stride_w = 1;
+  size_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  size_t dilation_h = 1, dilation_w = 1;  // only 1 is handled (DwConvSupported says so)
+
+  // Output y[N, C, out_h, out_w]; 0 when the window does not fit the padded input.
+  size_t out_h() const {
+    const size_t span = h + pad_top + pad_bottom;
+    return span < kh || stride_h == 0 ? 0 : (span - kh) / stride_h + 1;
+  }
+  size_t out_w() const {
+    const size_t span = w + pad_left + pad_right;
+    return span < kw || stride_w == 0 ? 0 : (span - kw) / stride_w + 1;
+  }
+};
+
+// True when DwConv computes this shape: dilation 1, strides >= 1, a window of at least 1x1 that
+// fits the padded input, and every pad smaller than its window (so each output reads at least
+// one real input). 3x3 and 5x5 at strides 1 and 2 get the specialized microkernels; other
+// windows and strides a portable row kernel. Otherwise the caller falls back (ref or im2col).
+bool DwConvSupported(const DwConvParams& p);
+
+// y = act(dwconv(x, w) + bias), NCHW.
+//   w: [C, 1, kh, kw]; bias: null or C values.
+//   ep: the activation (none, ReLU, Clip/ReLU6, SiLU, HardSwish, GELU) and its clip bounds.
+//       A bias may come either as `bias` or as ep.bias with ep.bias_kind == kPerRow (one value
+//       per channel), not both; kPerColumn is an error.
+//   pool: null or a pool whose thread count is used exactly; isa: caps the ISA below ActiveIsa().
+// x and y must not overlap. Nothing is allocated.
+Status DwConv(const DwConvParams& p, const float* x, const float* w, const float* bias,
+              const gemm::Epilogue& ep, float* y, ThreadPool* pool = nullptr,
+              std::optional<IsaLevel> isa = std::nullopt);
+
+}  // namespace kiln::dwconv
