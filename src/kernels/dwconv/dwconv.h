@@ -36,10 +36,10 @@ struct DwConvParams {
   }
 };
 
-// True when DwConv computes this shape: dilation 1, strides >= 1, a window of at least 1x1 that
-// fits the padded input, and every pad smaller than its window (so each output reads at least
-// one real input). 3x3 and 5x5 at strides 1 and 2 get the specialized microkernels; other
-// windows and strides a portable row kernel. Otherwise the caller falls back (ref or im2col).
+// True when DwConv computes this shape: dilation 1, strides >= 1, a window of 1x1 up to 64x64
+// that fits the padded input (any pads; outputs that see only padding are the bias). 3x3 and 5x5
+// at horizontal strides 1 and 2 get the specialized microkernels; other windows and strides a
+// portable row kernel. Otherwise the caller falls back (ref or im2col).
 bool DwConvSupported(const DwConvParams& p);
 
 // y = act(dwconv(x, w) + bias), NCHW.
