@@ -14,23 +14,6 @@ namespace {
 
 using Dims = std::vector<Dim>;
 
-const Dims* InputShape(const ir::Node& node, size_t i) {
-  if (!node.has_input(i) || !node.inputs[i]->type.shape) return nullptr;
-  return &*node.inputs[i]->type.shape;
-}
-
-DType InputDType(const ir::Node& node, size_t i) {
-  return node.has_input(i) ? node.inputs[i]->type.dtype : DType::kUndefined;
-}
-
-ValueType TypeOf(DType t, std::optional<Dims> shape) { return ValueType{t, std::move(shape)}; }
-
-Status RequireInputs(const ir::Node& node, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    if (!node.has_input(i)) return Status::Error(node.Where(), "input ", i, " is missing");
-  return Status::Ok();
-}
-
 // Index inputs must be int32 or int64 (undefined while the type is still unknown).
 Status CheckIndexInput(const ir::Node& node, size_t i) {
   const DType t = InputDType(node, i);
@@ -38,12 +21,6 @@ Status CheckIndexInput(const ir::Node& node, size_t i) {
     return Status::Error(node.Where(), "indices '", node.inputs[i]->name,
                          "' must be int32 or int64, got ", DTypeName(t));
   return Status::Ok();
-}
-
-Expected<const Tensor*> Input(RunContext& ctx, size_t i, const char* what) {
-  const Tensor* t = ctx.input(i);
-  if (t == nullptr) return ctx.Error("input ", i, " (", what, ") is missing");
-  return t;
 }
 
 Status SetOutput(RunContext& ctx, Expected<Tensor> r) {

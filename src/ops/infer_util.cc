@@ -68,4 +68,31 @@ int64_t InputRank(const ir::Node& node, size_t i) {
   return static_cast<int64_t>(node.inputs[i]->type.shape->size());
 }
 
+const std::vector<Dim>* InputShape(const ir::Node& node, size_t i) {
+  if (!node.has_input(i) || !node.inputs[i]->type.shape) return nullptr;
+  return &*node.inputs[i]->type.shape;
+}
+
+DType InputDType(const ir::Node& node, size_t i) {
+  return node.has_input(i) ? node.inputs[i]->type.dtype : DType::kUndefined;
+}
+
+Status RequireInput(const ir::Node& node, size_t i, const char* what) {
+  if (!node.has_input(i))
+    return Status::Error(node.Where(), "input ", i, " (", what, ") is missing");
+  return Status::Ok();
+}
+
+Status RequireInputs(const ir::Node& node, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (!node.has_input(i)) return Status::Error(node.Where(), "input ", i, " is missing");
+  return Status::Ok();
+}
+
+Expected<const Tensor*> Input(RunContext& ctx, size_t i, const char* what) {
+  const Tensor* t = ctx.input(i);
+  if (t == nullptr) return ctx.Error("input ", i, " (", what, ") is missing");
+  return t;
+}
+
 }  // namespace kiln::ops

@@ -1,10 +1,11 @@
-// Shared pieces of shape and type inference.
+// Shared pieces of op definitions: shape and type inference, input access.
 #pragma once
 
 #include <optional>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ops/op_registry.h"
 #include "support/status.h"
 
 namespace kiln::ops {
@@ -26,5 +27,18 @@ Expected<int64_t> NormalizeAxis(const ir::Node& node, int64_t axis, int64_t rank
 const Tensor* ConstantInput(const ir::Node& node, size_t i);
 // Rank of input i, or -1 when unknown / absent.
 int64_t InputRank(const ir::Node& node, size_t i);
+// Input i's shape, or nullptr when the input is absent or its rank unknown.
+const std::vector<Dim>* InputShape(const ir::Node& node, size_t i);
+// Input i's element type, kUndefined when absent or not known yet.
+DType InputDType(const ir::Node& node, size_t i);
+inline ValueType TypeOf(DType t, std::optional<std::vector<Dim>> shape) {
+  return ValueType{t, std::move(shape)};
+}
+// An error naming the node unless input i is present; `what` is the input's role ("data").
+Status RequireInput(const ir::Node& node, size_t i, const char* what);
+// The same for inputs 0..n-1.
+Status RequireInputs(const ir::Node& node, size_t n);
+// At run time: input i, or an error naming the node and the input's role.
+Expected<const Tensor*> Input(RunContext& ctx, size_t i, const char* what);
 
 }  // namespace kiln::ops

@@ -15,23 +15,6 @@ namespace {
 
 using Dims = std::vector<Dim>;
 
-const Dims* InputShape(const ir::Node& node, size_t i) {
-  if (!node.has_input(i) || !node.inputs[i]->type.shape) return nullptr;
-  return &*node.inputs[i]->type.shape;
-}
-
-DType InputDType(const ir::Node& node, size_t i) {
-  return node.has_input(i) ? node.inputs[i]->type.dtype : DType::kUndefined;
-}
-
-ValueType TypeOf(DType t, std::optional<Dims> shape) { return ValueType{t, std::move(shape)}; }
-
-Status RequireInput(const ir::Node& node, size_t i, const char* what) {
-  if (!node.has_input(i))
-    return Status::Error(node.Where(), "input ", i, " (", what, ") is missing");
-  return Status::Ok();
-}
-
 // The constant int values of input i: nullopt when the input is not constant, an empty vector
 // when it is absent.
 Expected<std::optional<std::vector<int64_t>>> ConstInts(const ir::Node& node, size_t i,
@@ -42,12 +25,6 @@ Expected<std::optional<std::vector<int64_t>>> ConstInts(const ir::Node& node, si
   auto v = t->ToInt64Vector(what);
   if (!v.ok()) return v.status().WithContext(node.Where());
   return std::optional<std::vector<int64_t>>(std::move(*v));
-}
-
-Expected<const Tensor*> Input(RunContext& ctx, size_t i, const char* what) {
-  const Tensor* t = ctx.input(i);
-  if (t == nullptr) return ctx.Error("input ", i, " (", what, ") is missing");
-  return t;
 }
 
 // Input i's int values, or an empty vector when the input is absent.

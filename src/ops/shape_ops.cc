@@ -12,24 +12,6 @@ namespace {
 
 using Dims = std::vector<Dim>;
 
-// Input i's shape, or nullptr when the input is absent or its rank unknown.
-const Dims* InputShape(const ir::Node& node, size_t i) {
-  if (!node.has_input(i) || !node.inputs[i]->type.shape) return nullptr;
-  return &*node.inputs[i]->type.shape;
-}
-
-DType InputDType(const ir::Node& node, size_t i) {
-  return node.has_input(i) ? node.inputs[i]->type.dtype : DType::kUndefined;
-}
-
-ValueType TypeOf(DType t, std::optional<Dims> shape) { return ValueType{t, std::move(shape)}; }
-
-Status RequireInput(const ir::Node& node, size_t i, const char* what) {
-  if (!node.has_input(i))
-    return Status::Error(node.Where(), "input ", i, " (", what, ") is missing");
-  return Status::Ok();
-}
-
 // The constant int32/int64 values of input i (nullopt when absent or not constant).
 Expected<std::optional<std::vector<int64_t>>> ConstInts(const ir::Node& node, size_t i,
                                                         const char* what) {
@@ -38,12 +20,6 @@ Expected<std::optional<std::vector<int64_t>>> ConstInts(const ir::Node& node, si
   auto v = t->ToInt64Vector(what);
   if (!v.ok()) return v.status().WithContext(node.Where());
   return std::optional<std::vector<int64_t>>(std::move(*v));
-}
-
-Expected<const Tensor*> Input(RunContext& ctx, size_t i, const char* what) {
-  const Tensor* t = ctx.input(i);
-  if (t == nullptr) return ctx.Error("input ", i, " (", what, ") is missing");
-  return t;
 }
 
 Expected<std::vector<int64_t>> IntsOf(RunContext& ctx, const Tensor& t, const char* what) {
