@@ -38,16 +38,29 @@ Expected<std::string> ResolveExternalPath(const std::string& location, const std
   return full.string();
 }
 
-Status ReadExternal(const ::onnx::TensorProto& p, const std::string& base_dir, size_t nbytes,
-                    void* dst) {
+// Where an external tensor's bytes lie, checked (location, offset, length, file size) before
+// anything is allocated for them.
+struct ExternalSpan {
+  std::string path;
+  int64_t offset = 0;
+};
+
+Expected<ExternalSpan> LocateExternal(const ::onnx::TensorProto& p, const std::string& base_dir,
+                                      size_t nbytes) {
   const std::string what = StrCat("initializer '", p.name(), "'");
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") {
+      location = kv.value();
+      continue;
+    }
+    if (kv.key() != "offset" && kv.key() != "length") continue;  // "checksum" and the like
     try {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
+      size_t used = 0;
+      const int64_t v = std::stoll(kv.value(), &used);
+      if (used != kv.value().size()) throw std::invalid_argument("trailing characters");
+      (kv.key() == "offset" ? offset : length) = v;
     } catch (const std::exception&) {
       return Status::Error(what, ": external data '", kv.key(), "' is not a number: '", kv.value(),
                            "'");
@@ -55,30 +68,41 @@ Status ReadExternal(const ::onnx::TensorProto& p, const std::string& base_dir, s
   }
   if (offset < 0 || length < -1)
     return Status::Error(what, ": negative external data offset or length");
-  if (length != -1 && static_cast<size_t>(length) != nbytes)
+  if (length != -1 && static_cast<uint64_t>(length) != nbytes)
     return Status::Error(what, ": external data length ", length, " does not match ", nbytes,
                          " bytes of the tensor's dims and dtype");
   KILN_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(location, base_dir, what));
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return Status::Error(what, ": external data '", location, "' is not a regular file");
-  if (static_cast<uint64_t>(offset) + nbytes > static_cast<uint64_t>(st.st_size))
-    return Status::Error(what, ": external data [", offset, ", ", offset + int64_t(nbytes),
+  // offset <= st_size first, so offset + nbytes cannot overflow (nbytes is at most 16 GiB).
+  if (offset > st.st_size || nbytes > static_cast<uint64_t>(st.st_size - offset))
+    return Status::Error(what, ": external data [", offset, ", ", offset, " + ", nbytes,
                          ") runs past the end of '", location, "' (", st.st_size, " bytes)");
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(offset);
+  return ExternalSpan{std::move(path), offset};
+}
+
+Status ReadExternal(const ExternalSpan& span, const std::string& what, size_t nbytes, void* dst) {
+  std::ifstream in(span.path, std::ios::binary);
+  in.seekg(span.offset);
   in.read(static_cast<char*>(dst), static_cast<std::streamsize>(nbytes));
-  if (!in) return Status::Error(what, ": reading external data '", location, "' failed");
+  if (!in) return Status::Error(what, ": reading external data '", span.path, "' failed");
   return Status::Ok();
 }
 
-template <class Field>
-Status CheckCount(const Field& field, int64_t expected, const std::string& what,
-                  const char* field_name) {
-  if (static_cast<int64_t>(field.size()) != expected)
-    return Status::Error(what, ": ", field_name, " holds ", field.size(), " values but dims say ",
-                         expected);
-  return Status::Ok();
+// How many values the typed field that carries `dtype` holds (int32_data carries every type of
+// 32 bits or fewer).
+int64_t TypedFieldSize(const ::onnx::TensorProto& p, DType dtype, const char** field_name) {
+  switch (dtype) {
+    case DType::kFloat32: *field_name = "float_data"; return p.float_data_size();
+    case DType::kFloat64: *field_name = "double_data"; return p.double_data_size();
+    case DType::kInt64: *field_name = "int64_data"; return p.int64_data_size();
+    case DType::kUInt32: case DType::kUInt64:
+      *field_name = "uint64_data";
+      return p.uint64_data_size();
+    case DType::kString: *field_name = "string_data"; return p.string_data_size();
+    default: *field_name = "int32_data"; return p.int32_data_size();
+  }
 }
 
 }  // namespace
@@ -89,17 +113,39 @@ Expected<Tensor> TensorFromProto(const ::onnx::TensorProto& p, const std::string
     return Status::Error("unsupported element type ", p.data_type(), " in ", what);
   const DType dtype = static_cast<DType>(p.data_type());
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+
+  // Every size is checked against the data actually present before the tensor is allocated: a
+  // few bytes of hostile file must not make kiln allocate gigabytes.
+  KILN_ASSIGN_OR_RETURN(int64_t n, CheckedNumel(dims, what));
+  const int64_t elem = dtype == DType::kString ? 1 : static_cast<int64_t>(DTypeSize(dtype));
+  if (elem == 0) return Status::Error(what, ": undefined element type");
+  if (n > kMaxTensorBytes / elem)
+    return Status::Error(what, ": ", DimsToString(dims), " of ", DTypeName(dtype),
+                         " is larger than kiln's limit of ", kMaxTensorBytes, " bytes");
+  const size_t nbytes = dtype == DType::kString ? 0 : static_cast<size_t>(n * elem);
+  const bool external = p.data_location() == ::onnx::TensorProto::EXTERNAL;
+  ExternalSpan span;
+  if (dtype != DType::kString && external) {
+    KILN_ASSIGN_OR_RETURN(span, LocateExternal(p, base_dir, nbytes));
+  } else if (dtype != DType::kString && p.has_raw_data()) {
+    if (p.raw_data().size() != nbytes)
+      return Status::Error(what, ": raw_data has ", p.raw_data().size(), " bytes but ",
+                           DTypeName(dtype), DimsToString(dims), " needs ", nbytes);
+  } else {
+    const char* field_name = "";
+    const int64_t have = TypedFieldSize(p, dtype, &field_name);
+    if (have != n)
+      return Status::Error(what, ": ", field_name, " holds ", have, " values but dims say ", n);
+  }
   KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(dtype, dims, what));
-  const int64_t n = t.numel();
 
   if (dtype == DType::kString) {
-    KILN_RETURN_IF_ERROR(CheckCount(p.string_data(), n, what, "string_data"));
     for (int64_t i = 0; i < n; ++i) t.strings()[i] = p.string_data(static_cast<int>(i));
     return t;
   }
-  const size_t nbytes = t.nbytes();
-  if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
-    KILN_RETURN_IF_ERROR(ReadExternal(p, base_dir, nbytes, t.raw()));
+  if (external) {
+    KILN_RETURN_IF_ERROR(ReadExternal(span, StrCat("initializer '", p.name(), "'"), nbytes,
+                                      t.raw()));
     if (dtype == DType::kBool) {
       auto* b = static_cast<uint8_t*>(t.raw());
       for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
@@ -107,9 +153,6 @@ Expected<Tensor> TensorFromProto(const ::onnx::TensorProto& p, const std::string
     return t;
   }
   if (p.has_raw_data()) {
-    if (p.raw_data().size() != nbytes)
-      return Status::Error(what, ": raw_data has ", p.raw_data().size(), " bytes but ",
-                           DescribeTensor(t), " needs ", nbytes);
     if (nbytes) std::memcpy(t.raw(), p.raw_data().data(), nbytes);
     if (dtype == DType::kBool) {  // any non-zero byte is true; keep bools 0/1 for the kernels
       auto* b = static_cast<uint8_t*>(t.raw());
@@ -119,19 +162,15 @@ Expected<Tensor> TensorFromProto(const ::onnx::TensorProto& p, const std::string
   }
   switch (dtype) {
     case DType::kFloat32:
-      KILN_RETURN_IF_ERROR(CheckCount(p.float_data(), n, what, "float_data"));
       std::copy(p.float_data().begin(), p.float_data().end(), t.data<float>());
       break;
     case DType::kFloat64:
-      KILN_RETURN_IF_ERROR(CheckCount(p.double_data(), n, what, "double_data"));
       std::copy(p.double_data().begin(), p.double_data().end(), t.data<double>());
       break;
     case DType::kInt64:
-      KILN_RETURN_IF_ERROR(CheckCount(p.int64_data(), n, what, "int64_data"));
       std::copy(p.int64_data().begin(), p.int64_data().end(), t.data<int64_t>());
       break;
     case DType::kUInt32: case DType::kUInt64:
-      KILN_RETURN_IF_ERROR(CheckCount(p.uint64_data(), n, what, "uint64_data"));
       for (int64_t i = 0; i < n; ++i) {
         if (dtype == DType::kUInt32) t.data<uint32_t>()[i] = static_cast<uint32_t>(p.uint64_data(i));
         else t.data<uint64_t>()[i] = p.uint64_data(i);
@@ -139,7 +178,6 @@ Expected<Tensor> TensorFromProto(const ::onnx::TensorProto& p, const std::string
       break;
     default: {
       // int32_data carries every type of 32 bits or fewer, 16-bit floats as their bit patterns.
-      KILN_RETURN_IF_ERROR(CheckCount(p.int32_data(), n, what, "int32_data"));
       for (int64_t i = 0; i < n; ++i) {
         const int32_t v = p.int32_data(static_cast<int>(i));
         switch (dtype) {
