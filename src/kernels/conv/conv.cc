@@ -1,0 +1,276 @@
+// Parameter checks, the algorithm choice, and dispatch to the drivers in this folder.
+#include "kernels/conv/conv.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <random>
+#include <tuple>
+
+#include "kernels/conv/conv_ukernels.h"
+#include "kernels/conv/drivers.h"
+#include "kernels/conv/layout.h"
+#include "kernels/gemm/ukernel_table.h"
+
+namespace kiln::conv {
+namespace {
+
+constexpr size_t kMaxDim = size_t{1} << 24;  // keeps every product below in range
+
+size_t Extent(size_t in, size_t pad_a, size_t pad_b, size_t k, size_t dil, size_t stride) {
+  const size_t window = (k - 1) * dil + 1;
+  return (in + pad_a + pad_b - window) / stride + 1;
+}
+
+IsaLevel Capped(std::optional<IsaLevel> cap) {
+  return cap && *cap < ActiveIsa() ? *cap : ActiveIsa();
+}
+
+}  // namespace
+
+size_t ConvParams::out_h() const { return Extent(h, pad_top, pad_bottom, kh, dilation_h, stride_h); }
+size_t ConvParams::out_w() const { return Extent(w, pad_left, pad_right, kw, dilation_w, stride_w); }
+
+double ConvParams::Flops() const {
+  return 2.0 * static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(c / groups) *
+         static_cast<double>(kh * kw) * static_cast<double>(out_h() * out_w());
+}
+
+std::string ConvParams::Describe() const {
+  return StrCat("N=", n, " C=", c, " H=", h, " W=", w, " M=", m, " k=", kh, "x", kw, " s=", stride_h,
+                "x", stride_w, " pads=", pad_top, ",", pad_left, ",", pad_bottom, ",", pad_right,
+                " d=", dilation_h, "x", dilation_w, " g=", groups);
+}
+
+Status ValidateParams(const ConvParams& p) {
+  const size_t dims[] = {p.n,        p.c,        p.h,        p.w,          p.m,
+                         p.kh,       p.kw,       p.stride_h, p.stride_w,   p.dilation_h,
+                         p.dilation_w, p.groups, p.pad_top + 1, p.pad_left + 1, p.pad_bottom + 1,
+                         p.pad_right + 1};
+  for (size_t d : dims) {
+    if (d == 0 || d > kMaxDim) {
+      return Status::Error("conv: sizes must lie in [1, 2^24] (pads in [0, 2^24)): ",
+                           p.Describe());
+    }
+  }
+  if (p.c % p.groups != 0 || p.m % p.groups != 0) {
+    return Status::Error("conv: groups must divide C and M: ", p.Describe());
+  }
+  if ((p.kh - 1) * p.dilation_h + 1 > p.h + p.pad_top + p.pad_bottom ||
+      (p.kw - 1) * p.dilation_w + 1 > p.w + p.pad_left + p.pad_right) {
+    return Status::Error("conv: the dilated window is larger than the padded input: ",
+                         p.Describe());
+  }
+  // Every tensor (input, output, weights, an im2col panel) must stay below 2^62 floats.
+  const double limit = std::ldexp(1.0, 62);
+  const double oh = static_cast<double>(p.out_h()), ow = static_cast<double>(p.out_w());
+  const double n = static_cast<double>(p.n), c = static_cast<double>(p.c) + 16,
+               m = static_cast<double>(p.m) + 16;
+  const double k = c * static_cast<double>(p.kh * p.kw);
+  if (n * c * static_cast<double>(p.h) * static_cast<double>(p.w) > limit ||
+      n * m * oh * ow > limit || m * k > limit || k * oh * ow > limit) {
+    return Status::Error("conv: tensors too large: ", p.Describe());
+  }
+  return Status::Ok();
+}
+
+const char* AlgorithmName(Algorithm a) {
+  switch (a) {
+    case Algorithm::kAuto:
+      return "auto";
+    case Algorithm::kGemm1x1:
+      return "gemm1x1";
+    case Algorithm::kIm2colGemm:
+      return "im2col_gemm";
+    case Algorithm::kDirectNchwc:
+      return "direct_nchwc";
+    case Algorithm::kDepthwise:
+      return "depthwise";
+  }
+  return "?";
+}
+
+bool Supports(Algorithm a, const ConvParams& p) {
+  switch (a) {
+    case Algorithm::kAuto:
+    case Algorithm::kIm2colGemm:
+      return true;
+    case Algorithm::kGemm1x1:
+      return p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+             p.pad_left == 0 && p.pad_bottom == 0 && p.pad_right == 0;
+    case Algorithm::kDirectNchwc:
+      return p.groups == 1;
+    case Algorithm::kDepthwise:
+      return p.groups == p.c && p.groups == p.m;
+  }
+  return false;
+}
+
+Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
+  if (p.groups > 1 && Supports(Algorithm::kDepthwise, p)) return Algorithm::kDepthwise;
+  if (Supports(Algorithm::kGemm1x1, p)) return Algorithm::kGemm1x1;
+  // The direct kernel wastes the padding of a channel block: only worth it when the input
+  // channels fill most of one, and only where the microkernel is SIMD.
+  const size_t block = SelectConvNchwcUkernel(isa).block;
+  if (p.groups == 1 && isa >= IsaLevel::kAvx2 && p.c * 4 >= block * 3 &&
+      p.kh * p.kw > 1) {
+    return Algorithm::kDirectNchwc;
+  }
+  return Algorithm::kIm2colGemm;
+}
+
+size_t PreparedConv::WorkspaceSize(size_t threads) const {
+  if (algorithm_ != Algorithm::kIm2colGemm) return 0;
+  return Im2colWorkspace(*this, threads);
+}
+
+Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,
+                                   const PrepareOptions& options) {
+  KILN_RETURN_IF_ERROR(ValidateParams(p));
+  if (!weights) return Status::Error("conv: weights are null: ", p.Describe());
+  PreparedConv conv;
+  using A = PreparedConvAccess;
+  A::params(conv) = p;
+  A::isa(conv) = Capped(options.isa);
+  Algorithm algo = options.algorithm;
+  if (algo == Algorithm::kAuto) algo = ChooseAlgorithm(p, A::isa(conv));
+  if (!Supports(algo, p)) {
+    return Status::Error("conv: algorithm ", AlgorithmName(algo), " cannot run ", p.Describe());
+  }
+  A::algorithm(conv) = algo;
+  switch (algo) {
+    case Algorithm::kGemm1x1:
+    case Algorithm::kIm2colGemm:
+      KILN_RETURN_IF_ERROR(PrepareGemm(weights, &conv));
+      break;
+    case Algorithm::kDirectNchwc:
+      KILN_RETURN_IF_ERROR(PrepareDirectNchwc(weights, &conv));
+      break;
+    case Algorithm::kDepthwise:
+      KILN_RETURN_IF_ERROR(PrepareDepthwise(weights, &conv));
+      break;
+    case Algorithm::kAuto:
+      break;
+  }
+  return conv;
+}
+
+Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions& o) {
+  const ConvParams& p = conv.params();
+  if (conv.algorithm() == Algorithm::kAuto) return Status::Error("conv: not prepared");
+  if (!x || !y) return Status::Error("conv: input or output is null: ", p.Describe());
+  if (o.epilogue.bias_kind == gemm::BiasKind::kPerColumn) {
+    return Status::Error("conv: the bias is per output channel (kPerRow), not per column");
+  }
+  if (o.epilogue.bias_kind == gemm::BiasKind::kPerRow && !o.epilogue.bias) {
+    return Status::Error("conv: per-channel bias is null: ", p.Describe());
+  }
+  switch (conv.algorithm()) {
+    case Algorithm::kGemm1x1:
+      return RunGemm1x1(conv, x, y, o);
+    case Algorithm::kIm2colGemm: {
+      const size_t need = conv.WorkspaceSize(ThreadCount(o.pool));
+      std::vector<float> own;
+      float* ws = o.workspace;
+      if (!ws && need > 0) {
+        own.resize(need);
+        ws = own.data();
+      }
+      return RunIm2colGemm(conv, x, y, o, ws);
+    }
+    case Algorithm::kDirectNchwc:
+      return RunDirectNchwc(conv, x, y, o);
+    case Algorithm::kDepthwise:
+      return RunDepthwise(conv, x, y, o);
+    case Algorithm::kAuto:
+      break;
+  }
+  return Status::Error("conv: unknown algorithm");
+}
+
+Clamp ClampOf(const gemm::Epilogue& ep) {
+  Clamp c;
+  if (ep.activation == gemm::Activation::kRelu) c.min = 0.0f;
+  if (ep.activation == gemm::Activation::kClip) {
+    c.min = ep.clip_min;
+    c.max = ep.clip_max;
+  }
+  return c;
+}
+
+void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, size_t n) {
+  const gemm::GemmUkernel& uk = gemm::SelectGemmUkernel(isa);
+  switch (ep.activation) {
+    case gemm::Activation::kSilu:
+      return uk.silu(n, y, y);
+    case gemm::Activation::kHardSwish:
+      return uk.hswish(n, y, y);
+    case gemm::Activation::kGelu:
+      return uk.gelu(n, y, y);
+    default:
+      return;
+  }
+}
+
+float ApplyActivation(const gemm::Epilogue& ep, float v) {
+  const Clamp c = ClampOf(ep);
+  v = std::min(std::max(v, c.min), c.max);
+  ApplyVectorActivation(ep, IsaLevel::kScalar, &v, 1);
+  return v;
+}
+
+Expected<Algorithm> MeasureAlgorithm(const ConvParams& p, ThreadPool* pool,
+                                     std::optional<IsaLevel> isa) {
+  KILN_RETURN_IF_ERROR(ValidateParams(p));
+  const IsaLevel level = Capped(isa);
+  using Key = std::tuple<size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
+                         size_t, size_t, size_t, size_t, size_t, size_t, size_t, int, size_t>;
+  const Key key{p.n,       p.c,        p.h,          p.w,         p.m,          p.kh,
+                p.kw,      p.stride_h, p.stride_w,   p.pad_top,   p.pad_left,   p.pad_bottom,
+                p.pad_right, p.dilation_h, p.dilation_w, p.groups, static_cast<int>(level),
+                ThreadCount(pool)};
+  static std::mutex mu;
+  static std::map<Key, Algorithm> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> w(p.m * (p.c / p.groups) * p.kh * p.kw);
+  for (float& v : w) v = dist(rng);
+  Algorithm best = ChooseAlgorithm(p, level);
+  double best_s = INFINITY;
+  for (Algorithm a : {Algorithm::kGemm1x1, Algorithm::kIm2colGemm, Algorithm::kDirectNchwc,
+                      Algorithm::kDepthwise}) {
+    if (!Supports(a, p)) continue;
+    KILN_ASSIGN_OR_RETURN(PreparedConv conv, PrepareConv(p, w.data(), {a, level}));
+    const size_t cb = conv.block();
+    std::vector<float> x(NchwcSize(p.n, p.c, p.h, p.w, cb), 0.5f);
+    std::vector<float> y(NchwcSize(p.n, p.m, p.out_h(), p.out_w(), cb));
+    std::vector<float> ws(conv.WorkspaceSize(ThreadCount(pool)));
+    RunOptions o;
+    o.pool = pool;
+    o.workspace = ws.empty() ? nullptr : ws.data();
+    KILN_RETURN_IF_ERROR(Run(conv, x.data(), y.data(), o));  // warm-up
+    double t = INFINITY;
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto start = std::chrono::steady_clock::now();
+      KILN_RETURN_IF_ERROR(Run(conv, x.data(), y.data(), o));
+      t = std::min(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                          .count());
+    }
+    if (t < best_s) {
+      best_s = t;
+      best = a;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  cache[key] = best;
+  return best;
+}
+
+}  // namespace kiln::conv

@@ -1,0 +1,116 @@
+// fp32 2-D convolution drivers: y[N, M, OH, OW] = act(conv(x[N, C, H, W], w[M, C/g, KH, KW]) + b).
+//
+// Weights are prepared once (PrepareConv) into an immutable PreparedConv that many threads may
+// share; each Run carries its own buffers. Algorithms:
+//   kGemm1x1     1x1, stride 1, no padding: W[M x C] * x[C x HW] per group, x read in place
+//                (no im2col), W prepacked with gemm::PackA.
+//   kIm2colGemm  the general case: columns of im2col built a block at a time (the block stays in
+//                L2) and multiplied by the prepacked W; any padding, stride, dilation and groups.
+//   kDirectNchwc direct convolution on the channel-blocked layout NCHWc (c = 8 for scalar and
+//                AVX2, 16 for AVX-512; see layout.h); groups == 1. Input and output are NCHWc.
+//   kDepthwise   groups == C == M: a portable direct loop per channel (dwconv's kernels replace it
+//                when they land).
+// ChooseAlgorithm is a cost model; MeasureAlgorithm times the candidates once and caches the
+// winner by (params, ISA, threads).
+// 1-D and 3-D convolutions stay on the reference kernels (kernels/ref/conv.h).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm/gemm.h"
+#include "support/cpu.h"
+#include "support/status.h"
+#include "support/thread_pool.h"
+
+namespace kiln::conv {
+
+struct ConvParams {
+  size_t n = 1;  // batch
+  size_t c = 0;  // input channels
+  size_t h = 0, w = 0;
+  size_t m = 0;  // output channels
+  size_t kh = 1, kw = 1;
+  size_t stride_h = 1, stride_w = 1;
+  size_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  size_t dilation_h = 1, dilation_w = 1;
+  size_t groups = 1;
+
+  size_t out_h() const;  // valid only after ValidateParams succeeded
+  size_t out_w() const;
+  // 2 * N * M * C/groups * KH * KW * OH * OW: the work of the plain algorithm.
+  double Flops() const;
+  std::string Describe() const;
+  bool operator==(const ConvParams&) const = default;
+};
+
+// Sizes >= 1 (n, c, m may not be 0 either), groups divide C and M, the dilated window fits in the
+// padded input, and every buffer size fits in size_t.
+Status ValidateParams(const ConvParams& p);
+
+enum class Algorithm { kAuto, kGemm1x1, kIm2colGemm, kDirectNchwc, kDepthwise };
+const char* AlgorithmName(Algorithm a);
+
+enum class Layout {
+  kNchw,   // plain
+  kNchwc,  // [N][ceil(C / c)][H][W][c], channels past C zero
+};
+
+// Whether `a` can run `p` (kAuto: always).
+bool Supports(Algorithm a, const ConvParams& p);
+
+// The cost model: kDepthwise for depthwise layers, kGemm1x1 for plain 1x1, kDirectNchwc for
+// dense windows with enough channels to fill a block on a SIMD ISA, else kIm2colGemm.
+Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa);
+
+struct PrepareOptions {
+  Algorithm algorithm = Algorithm::kAuto;  // kAuto: ChooseAlgorithm
+  std::optional<IsaLevel> isa;             // caps the ISA below ActiveIsa()
+};
+
+class PreparedConv {
+ public:
+  PreparedConv() = default;
+  const ConvParams& params() const { return params_; }
+  Algorithm algorithm() const { return algorithm_; }
+  IsaLevel isa() const { return isa_; }
+  // Layout of Run's input and output; block() is c for kNchwc, 1 otherwise.
+  Layout layout() const { return block_ > 1 ? Layout::kNchwc : Layout::kNchw; }
+  size_t block() const { return block_; }
+  // Floats Run needs as scratch with `threads` threads (0: none).
+  size_t WorkspaceSize(size_t threads) const;
+
+ private:
+  friend struct PreparedConvAccess;  // the drivers
+  ConvParams params_;
+  Algorithm algorithm_ = Algorithm::kAuto;
+  IsaLevel isa_ = IsaLevel::kScalar;
+  size_t block_ = 1;
+  std::vector<gemm::PackedMatrix> packed_;  // kGemm1x1, kIm2colGemm: one per group
+  std::shared_ptr<const float> weights_;    // kDirectNchwc: reordered; kDepthwise: copied
+};
+
+// w is [M][C/groups][KH][KW].
+Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,
+                                   const PrepareOptions& options = {});
+
+struct RunOptions {
+  // bias_kind kNone or kPerRow (one value per output channel); any activation.
+  gemm::Epilogue epilogue;
+  ThreadPool* pool = nullptr;
+  // Null, or WorkspaceSize(threads) floats; null with a non-zero size allocates per call.
+  float* workspace = nullptr;
+};
+
+// x and y in conv.layout(). Errors: null pointers, a per-column bias.
+Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions& options = {});
+
+// Times every supported algorithm on `p` once (random weights and input, `pool`'s threads) and
+// returns the fastest; later calls with the same (p, isa, threads) return the cached answer.
+Expected<Algorithm> MeasureAlgorithm(const ConvParams& p, ThreadPool* pool,
+                                     std::optional<IsaLevel> isa = std::nullopt);
+
+}  // namespace kiln::conv

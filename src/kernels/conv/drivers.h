@@ -1,0 +1,49 @@
+// Internal to the conv drivers: each algorithm's prepare and run steps, called by conv.cc after
+// the arguments were checked.
+#pragma once
+
+#include <limits>
+
+#include "kernels/conv/conv.h"
+
+namespace kiln::conv {
+
+struct PreparedConvAccess {
+  static ConvParams& params(PreparedConv& c) { return c.params_; }
+  static Algorithm& algorithm(PreparedConv& c) { return c.algorithm_; }
+  static IsaLevel& isa(PreparedConv& c) { return c.isa_; }
+  static size_t& block(PreparedConv& c) { return c.block_; }
+  static std::vector<gemm::PackedMatrix>& packed(PreparedConv& c) { return c.packed_; }
+  static const std::vector<gemm::PackedMatrix>& packed(const PreparedConv& c) {
+    return c.packed_;
+  }
+  static std::shared_ptr<const float>& weights(PreparedConv& c) { return c.weights_; }
+  static const float* weights(const PreparedConv& c) { return c.weights_.get(); }
+};
+
+// The clamp that stands for ReLU / Clip inside a microkernel; other activations clamp nothing.
+struct Clamp {
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
+};
+Clamp ClampOf(const gemm::Epilogue& ep);
+// Applies the activations that a clamp cannot express (SiLU, HardSwish, GELU) to y[0, n).
+void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, size_t n);
+float ApplyActivation(const gemm::Epilogue& ep, float v);
+
+// kGemm1x1 and kIm2colGemm: W of each group packed with gemm::PackA.
+Status PrepareGemm(const float* weights, PreparedConv* conv);
+Status RunGemm1x1(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
+size_t Im2colWorkspace(const PreparedConv& conv, size_t threads);
+Status RunIm2colGemm(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                     float* workspace);
+
+// kDirectNchwc: W reordered to [M/c][C/c][KH][KW][ci][co].
+Status PrepareDirectNchwc(const float* weights, PreparedConv* conv);
+Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
+
+// kDepthwise: W copied as given.
+Status PrepareDepthwise(const float* weights, PreparedConv* conv);
+Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
+
+}  // namespace kiln::conv

@@ -1,0 +1,90 @@
+// Direct convolution on NCHW8c, AVX2 + FMA. Register budget (16 ymm): a tile of 6 output columns
+// x 2 output channel blocks = 12 accumulators, 2 weight vectors, 1 broadcast input. Each
+// broadcast feeds 2 FMAs and each weight load 6, so loads stay under the 2 per cycle that keep
+// both FMA pipes busy.
+#include <immintrin.h>
+
+#include "kernels/ukernels/f32_conv.h"
+
+namespace kiln::ukernels {
+namespace {
+
+constexpr size_t kC = 8;
+
+template <size_t OB, size_t T>
+void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
+  __m256 acc[OB][T];
+#pragma GCC unroll 16
+  for (size_t t = 0; t < T; ++t) {
+#pragma GCC unroll 2
+    for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm256_setzero_ps();
+  }
+  const size_t ows = p->in_ow_stride;
+  for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
+    const float* x_cb = input + cb * p->in_cb_stride;
+    const float* w_cb = p->weights + cb * p->w_cb_stride;
+    for (size_t kh = 0; kh < p->kh; ++kh) {
+      for (size_t kw = 0; kw < p->kw; ++kw) {
+        const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
+        const float* w = w_cb + kh * p->w_kh_stride + kw * kC * kC;
+#pragma GCC unroll 8
+        for (size_t ci = 0; ci < kC; ++ci) {
+          const __m256 w0 = _mm256_loadu_ps(w + ci * kC);
+          __m256 w1 = w0;
+          if constexpr (OB > 1) w1 = _mm256_loadu_ps(w + p->w_ob_stride + ci * kC);
+#pragma GCC unroll 16
+          for (size_t t = 0; t < T; ++t) {
+            const __m256 xv = _mm256_broadcast_ss(x + t * ows + ci);
+            acc[0][t] = _mm256_fmadd_ps(xv, w0, acc[0][t]);
+            if constexpr (OB > 1) acc[OB - 1][t] = _mm256_fmadd_ps(xv, w1, acc[OB - 1][t]);
+          }
+        }
+      }
+    }
+  }
+  const __m256 vmin = _mm256_set1_ps(p->min), vmax = _mm256_set1_ps(p->max);
+#pragma GCC unroll 2
+  for (size_t o = 0; o < OB; ++o) {
+    float* out = output + o * p->out_ob_stride;
+    const __m256 b = p->bias ? _mm256_loadu_ps(p->bias + o * kC) : _mm256_setzero_ps();
+#pragma GCC unroll 16
+    for (size_t t = 0; t < T; ++t) {
+      __m256 v = _mm256_add_ps(acc[o][t], b);
+      if (p->accumulate) v = _mm256_add_ps(v, _mm256_loadu_ps(out + t * kC));
+      v = _mm256_min_ps(_mm256_max_ps(v, vmin), vmax);
+      _mm256_storeu_ps(out + t * kC, v);
+    }
+  }
+}
+
+template <size_t OB, size_t T>
+void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r) {
+  if constexpr (T > 1) {
+    if (r == T) return Tile<OB, T>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    return Remainder<OB, T - 1>(p, j, r);
+  } else {
+    Tile<OB, 1>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+  }
+}
+
+template <size_t OB>
+void Row(const F32ConvNchwcParams* p) {
+  constexpr size_t kT = OB > 1 ? 6 : 12;
+  size_t j = 0;
+  for (; j + kT <= p->ow; j += kT) {
+    Tile<OB, kT>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+  }
+  if (j < p->ow) Remainder<OB, kT - 1>(p, j, p->ow - j);
+}
+
+}  // namespace
+
+void f32_conv_nchwc8__avx2_fma(const F32ConvNchwcParams* p) {
+  if (p->oc_blocks > 1) {
+    Row<2>(p);
+  } else {
+    Row<1>(p);
+  }
+}
+
+}  // namespace kiln::ukernels

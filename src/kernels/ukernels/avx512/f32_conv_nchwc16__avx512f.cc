@@ -1,0 +1,94 @@
+// Direct convolution on NCHW16c, AVX-512F. Register budget (32 zmm): a tile of 12 output columns
+// x 2 output channel blocks = 24 accumulators and 2 weight vectors; the input is broadcast from
+// memory inside the FMA. Each broadcast feeds 2 FMAs and each weight load 12.
+#include <immintrin.h>
+
+#include "kernels/ukernels/f32_conv.h"
+
+// GCC 12's _mm512_max_ps/_mm512_min_ps pass an _mm512_undefined_ps() source that -O3 reports as
+// uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace kiln::ukernels {
+namespace {
+
+constexpr size_t kC = 16;
+
+template <size_t OB, size_t T>
+void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
+  __m512 acc[OB][T];
+#pragma GCC unroll 24
+  for (size_t t = 0; t < T; ++t) {
+#pragma GCC unroll 2
+    for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_setzero_ps();
+  }
+  const size_t ows = p->in_ow_stride;
+  for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
+    const float* x_cb = input + cb * p->in_cb_stride;
+    const float* w_cb = p->weights + cb * p->w_cb_stride;
+    for (size_t kh = 0; kh < p->kh; ++kh) {
+      for (size_t kw = 0; kw < p->kw; ++kw) {
+        const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
+        const float* w = w_cb + kh * p->w_kh_stride + kw * kC * kC;
+#pragma GCC unroll 16
+        for (size_t ci = 0; ci < kC; ++ci) {
+          const __m512 w0 = _mm512_loadu_ps(w + ci * kC);
+          __m512 w1 = w0;
+          if constexpr (OB > 1) w1 = _mm512_loadu_ps(w + p->w_ob_stride + ci * kC);
+#pragma GCC unroll 24
+          for (size_t t = 0; t < T; ++t) {
+            const __m512 xv = _mm512_set1_ps(x[t * ows + ci]);
+            acc[0][t] = _mm512_fmadd_ps(xv, w0, acc[0][t]);
+            if constexpr (OB > 1) acc[OB - 1][t] = _mm512_fmadd_ps(xv, w1, acc[OB - 1][t]);
+          }
+        }
+      }
+    }
+  }
+  const __m512 vmin = _mm512_set1_ps(p->min), vmax = _mm512_set1_ps(p->max);
+#pragma GCC unroll 2
+  for (size_t o = 0; o < OB; ++o) {
+    float* out = output + o * p->out_ob_stride;
+    const __m512 b = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
+#pragma GCC unroll 24
+    for (size_t t = 0; t < T; ++t) {
+      __m512 v = _mm512_add_ps(acc[o][t], b);
+      if (p->accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(out + t * kC));
+      v = _mm512_min_ps(_mm512_max_ps(v, vmin), vmax);
+      _mm512_storeu_ps(out + t * kC, v);
+    }
+  }
+}
+
+template <size_t OB, size_t T>
+void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r) {
+  if constexpr (T > 1) {
+    if (r == T) return Tile<OB, T>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    return Remainder<OB, T - 1>(p, j, r);
+  } else {
+    Tile<OB, 1>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+  }
+}
+
+template <size_t OB>
+void Row(const F32ConvNchwcParams* p) {
+  constexpr size_t kT = OB > 1 ? 12 : 24;
+  size_t j = 0;
+  for (; j + kT <= p->ow; j += kT) {
+    Tile<OB, kT>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+  }
+  if (j < p->ow) Remainder<OB, kT - 1>(p, j, p->ow - j);
+}
+
+}  // namespace
+
+void f32_conv_nchwc16__avx512f(const F32ConvNchwcParams* p) {
+  if (p->oc_blocks > 1) {
+    Row<2>(p);
+  } else {
+    Row<1>(p);
+  }
+}
+
+}  // namespace kiln::ukernels

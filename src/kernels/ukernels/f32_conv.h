@@ -1,0 +1,46 @@
+// Declarations of the f32 direct-convolution microkernels on the channel-blocked layout (NCHWc)
+// of every ISA level. The table in kernels/conv/conv_ukernels.h lists them; nothing else should
+// call them by name.
+//
+// The microkernel contract (DESIGN.md): no allocation, no OS calls, no globals, no CPU queries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::ukernels {
+
+// One output row segment of a direct convolution in NCHWc (c = the kernel's block):
+//   out[ob][j][co] = clamp(op(out) + bias[ob * c + co]
+//                          + sum_{cb, kh, kw, ci} in(cb, kh, kw, j)[ci] * w(ob, cb, kh, kw)[ci][co])
+// for ob < oc_blocks, j < ow, co < c, where
+//   in(cb, kh, kw, j) = input + cb * in_cb_stride + kh * in_kh_stride + kw * in_kw_stride
+//                       + j * in_ow_stride                         (c contiguous channels)
+//   w(ob, cb, kh, kw) = weights + ob * w_ob_stride + cb * w_cb_stride + kh * w_kh_stride
+//                       + kw * c * c                                ([ci][co], c * c floats)
+//   out[ob][j]        = output + ob * out_ob_stride + j * c.
+// The driver clips the window to the input (kh, kw are the taps that remain, input and weights
+// point at the first of them), so no padding is ever read.
+struct F32ConvNchwcParams {
+  const float* input;
+  const float* weights;
+  float* output;
+  const float* bias;  // null, or oc_blocks * c values
+  size_t ow;          // >= 1, any count: the kernel tiles it
+  size_t oc_blocks;   // 1 or 2
+  size_t ic_blocks;   // >= 1
+  size_t kh, kw;      // >= 1
+  size_t in_cb_stride, in_kh_stride, in_kw_stride, in_ow_stride;
+  size_t w_ob_stride, w_cb_stride, w_kh_stride;
+  size_t out_ob_stride;
+  uint32_t accumulate;  // nonzero: add to the output's contents
+  float min, max;       // clamp applied last
+};
+
+using F32ConvNchwcFn = void (*)(const F32ConvNchwcParams* params);
+
+void f32_conv_nchwc8__scalar(const F32ConvNchwcParams* params);
+void f32_conv_nchwc8__avx2_fma(const F32ConvNchwcParams* params);
+void f32_conv_nchwc16__avx512f(const F32ConvNchwcParams* params);
+
+}  // namespace kiln::ukernels

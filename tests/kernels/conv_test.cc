@@ -1,0 +1,319 @@
+// fp32 convolution drivers against the reference convolution (kernels/ref/conv.h) over padding,
+// stride, dilation, groups, batch, every algorithm that supports the shape, every epilogue,
+// threads 1 and 2, and every ISA level available (KILN_ISA lowers the top one).
+#include "kernels/conv/conv.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/conv/conv_ukernels.h"
+#include "kernels/conv/layout.h"
+#include "kernels/ref/conv.h"
+#include "support/cpu.h"
+#include "support/thread_pool.h"
+
+namespace kiln::conv {
+namespace {
+
+constexpr uint32_t kSeed = 20261130;
+constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kGemm1x1,
+                                     Algorithm::kIm2colGemm, Algorithm::kDirectNchwc,
+                                     Algorithm::kDepthwise};
+constexpr gemm::Activation kActivations[] = {
+    gemm::Activation::kNone, gemm::Activation::kRelu,      gemm::Activation::kClip,
+    gemm::Activation::kSilu, gemm::Activation::kHardSwish, gemm::Activation::kGelu};
+
+std::vector<IsaLevel> IsaLevels() {
+  std::vector<IsaLevel> levels;
+  for (const ConvNchwcUkernel& row : ConvNchwcUkernels()) {
+    if (row.isa <= ActiveIsa()) levels.push_back(row.isa);
+  }
+  return levels;
+}
+
+ThreadPool* TwoThreads() {
+  static std::unique_ptr<ThreadPool> pool = std::move(ThreadPool::Create(2).value());
+  return pool.get();
+}
+
+std::vector<float> Random(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+float Activate(float v, const gemm::Epilogue& ep) {
+  switch (ep.activation) {
+    case gemm::Activation::kNone:
+      return v;
+    case gemm::Activation::kRelu:
+      return std::max(v, 0.0f);
+    case gemm::Activation::kClip:
+      return std::min(std::max(v, ep.clip_min), ep.clip_max);
+    case gemm::Activation::kSilu:
+      return static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+    case gemm::Activation::kHardSwish:
+      return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
+    case gemm::Activation::kGelu:
+      return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+  }
+  return v;
+}
+
+ConvParams P(size_t n, size_t c, size_t h, size_t w, size_t m, size_t kh, size_t kw,
+             size_t stride = 1, size_t pad = 0, size_t dilation = 1, size_t groups = 1) {
+  ConvParams p;
+  p.n = n;
+  p.c = c;
+  p.h = h;
+  p.w = w;
+  p.m = m;
+  p.kh = kh;
+  p.kw = kw;
+  p.stride_h = p.stride_w = stride;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = pad;
+  p.dilation_h = p.dilation_w = dilation;
+  p.groups = groups;
+  return p;
+}
+
+ConvParams Asym(ConvParams p, size_t t, size_t l, size_t b, size_t r, size_t sh, size_t sw) {
+  p.pad_top = t;
+  p.pad_left = l;
+  p.pad_bottom = b;
+  p.pad_right = r;
+  p.stride_h = sh;
+  p.stride_w = sw;
+  return p;
+}
+
+// The shapes: 1x1 (plain, strided, grouped), 3x3 with channel counts below, at and above the
+// NCHWc blocks (8, 16) and output widths below, at and above the microkernel tiles (6, 12, 24),
+// asymmetric pads and strides, dilation, windows that miss the input, 5x5/7x7, depthwise.
+std::vector<ConvParams> Shapes() {
+  return {
+      P(1, 3, 5, 7, 5, 1, 1),
+      P(1, 17, 9, 9, 33, 1, 1),
+      P(2, 32, 6, 5, 24, 1, 1, 1, 0, 1, 2),
+      P(1, 24, 11, 11, 20, 1, 1, 2),
+      P(1, 8, 7, 7, 16, 3, 3, 1, 1),
+      P(1, 16, 13, 30, 32, 3, 3, 1, 1),
+      P(1, 19, 6, 27, 31, 3, 3, 1, 1),
+      P(2, 33, 9, 14, 40, 3, 3, 2, 1),
+      P(1, 12, 1, 1, 8, 3, 3, 1, 1),
+      P(1, 16, 8, 26, 17, 3, 3, 1, 0, 2),
+      Asym(P(1, 20, 10, 12, 18, 3, 3), 2, 0, 1, 3, 2, 3),
+      P(1, 16, 4, 4, 16, 3, 3, 1, 3),  // rows and columns whose window misses the input
+      P(1, 24, 12, 12, 9, 5, 5, 1, 2),
+      P(1, 3, 23, 23, 16, 7, 7, 2, 3),
+      P(1, 10, 7, 9, 12, 1, 3, 1, 1),
+      P(1, 16, 9, 8, 32, 3, 1, 1, 1),
+      P(1, 12, 8, 8, 18, 3, 3, 1, 1, 1, 3),
+      P(2, 16, 9, 9, 16, 3, 3, 1, 1, 1, 16),
+      P(1, 24, 10, 11, 24, 3, 3, 2, 1, 1, 24),
+      P(1, 8, 9, 9, 8, 5, 5, 1, 2, 1, 8),
+      P(1, 8, 12, 12, 8, 5, 5, 2, 2, 2, 8),
+  };
+}
+
+struct Case {
+  ConvParams p;
+  Algorithm algo = Algorithm::kAuto;
+  IsaLevel isa = IsaLevel::kScalar;
+  size_t threads = 1;
+  bool bias = false;
+  gemm::Activation act = gemm::Activation::kNone;
+
+  std::string Describe() const {
+    return StrCat(p.Describe(), " algo=", AlgorithmName(algo), " isa=", IsaName(isa),
+                  " threads=", threads, " bias=", bias, " act=", gemm::ActivationName(act));
+  }
+};
+
+// Runs one case against ref::Conv. Tolerance: the products are summed in a different order, so
+// each output may differ by eps * (K + 1) * max|x| * max|w| (K = C/groups * KH * KW; inputs lie in
+// [-1, 1]; doubled for safety), plus eps-sized terms for the bias, plus 1e-6 * (1 + |ref|) for
+// the vectorized exp/erf of SiLU and GELU.
+void RunCase(const Case& tc) {
+  SCOPED_TRACE(tc.Describe());
+  const ConvParams& p = tc.p;
+  ASSERT_TRUE(ValidateParams(p).ok()) << ValidateParams(p).message();
+  const size_t oh = p.out_h(), ow = p.out_w(), k = p.c / p.groups * p.kh * p.kw;
+  std::mt19937 rng(kSeed + static_cast<uint32_t>(p.c * 131 + p.m * 17 + p.kh));
+  const std::vector<float> x = Random(p.n * p.c * p.h * p.w, rng);
+  const std::vector<float> w = Random(p.m * k, rng);
+  const std::vector<float> bias = Random(p.m, rng);
+
+  PrepareOptions po;
+  po.algorithm = tc.algo;
+  po.isa = tc.isa;
+  Expected<PreparedConv> conv = PrepareConv(p, w.data(), po);
+  ASSERT_TRUE(conv.ok()) << conv.status().message();
+  EXPECT_EQ(conv->isa(), tc.isa);
+  if (tc.algo != Algorithm::kAuto) {
+    EXPECT_EQ(conv->algorithm(), tc.algo);
+  }
+
+  RunOptions ro;
+  ro.pool = tc.threads > 1 ? TwoThreads() : nullptr;
+  ro.epilogue.bias_kind = tc.bias ? gemm::BiasKind::kPerRow : gemm::BiasKind::kNone;
+  ro.epilogue.bias = tc.bias ? bias.data() : nullptr;
+  ro.epilogue.activation = tc.act;
+  ro.epilogue.clip_min = -0.25f;
+  ro.epilogue.clip_max = 0.5f;
+  std::vector<float> ws(conv->WorkspaceSize(tc.threads));
+  ro.workspace = ws.empty() ? nullptr : ws.data();
+
+  std::vector<float> y(p.n * p.m * oh * ow, std::numeric_limits<float>::quiet_NaN());
+  if (conv->layout() == Layout::kNchwc) {
+    const size_t cb = conv->block();
+    std::vector<float> xc(NchwcSize(p.n, p.c, p.h, p.w, cb));
+    std::vector<float> yc(NchwcSize(p.n, p.m, oh, ow, cb), std::numeric_limits<float>::quiet_NaN());
+    NchwToNchwc(p.n, p.c, p.h, p.w, cb, x.data(), xc.data(), ro.pool);
+    const Status st = conv::Run(*conv, xc.data(), yc.data(), ro);
+    ASSERT_TRUE(st.ok()) << st.message();
+    NchwcToNchw(p.n, p.m, oh, ow, cb, yc.data(), y.data(), ro.pool);
+  } else {
+    const Status st = conv::Run(*conv, x.data(), y.data(), ro);
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+
+  ref::ConvGeometry g;
+  g.batch = static_cast<int64_t>(p.n);
+  g.in_channels = static_cast<int64_t>(p.c);
+  g.out_channels = static_cast<int64_t>(p.m);
+  g.group = static_cast<int64_t>(p.groups);
+  g.in = {1, static_cast<int64_t>(p.h), static_cast<int64_t>(p.w)};
+  g.out = {1, static_cast<int64_t>(oh), static_cast<int64_t>(ow)};
+  g.kernel = {1, static_cast<int64_t>(p.kh), static_cast<int64_t>(p.kw)};
+  g.stride = {1, static_cast<int64_t>(p.stride_h), static_cast<int64_t>(p.stride_w)};
+  g.dilation = {1, static_cast<int64_t>(p.dilation_h), static_cast<int64_t>(p.dilation_w)};
+  g.pad_begin = {0, static_cast<int64_t>(p.pad_top), static_cast<int64_t>(p.pad_left)};
+  std::vector<float> want(y.size());
+  ref::Conv<float>(g, x.data(), w.data(), tc.bias ? bias.data() : nullptr, want.data());
+
+  const double eps = std::numeric_limits<float>::epsilon();
+  size_t bad = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float expect = Activate(want[i], ro.epilogue);
+    const double tol =
+        1.2 * (2.0 * eps * static_cast<double>(k + 1) + 4.0 * eps) + 1e-6 * (1.0 + std::fabs(expect));
+    if (!(std::fabs(y[i] - expect) <= tol) && ++bad <= 5) {
+      ADD_FAILURE() << "y[" << i << "] = " << y[i] << ", want " << expect << " (tol " << tol
+                    << ")";
+    }
+  }
+}
+
+TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
+  size_t variant = 0;
+  for (const ConvParams& p : Shapes()) {
+    for (Algorithm algo : kAlgorithms) {
+      if (!Supports(algo, p)) continue;
+      for (IsaLevel isa : IsaLevels()) {
+        for (size_t threads : {1, 2}) {
+          Case tc;
+          tc.p = p;
+          tc.algo = algo;
+          tc.isa = isa;
+          tc.threads = threads;
+          tc.bias = variant % 3 != 0;
+          tc.act = kActivations[variant % std::size(kActivations)];
+          ++variant;
+          RunCase(tc);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(Conv, EveryActivationOnEachAlgorithm) {
+  const ConvParams shapes[] = {P(1, 16, 7, 9, 20, 1, 1), P(1, 16, 7, 9, 20, 3, 3, 1, 1),
+                               P(1, 8, 7, 9, 8, 3, 3, 1, 1, 1, 8)};
+  for (const ConvParams& p : shapes) {
+    for (Algorithm algo : kAlgorithms) {
+      if (!Supports(algo, p)) continue;
+      for (gemm::Activation act : kActivations) {
+        Case tc;
+        tc.p = p;
+        tc.algo = algo;
+        tc.isa = ActiveIsa();
+        tc.bias = true;
+        tc.act = act;
+        RunCase(tc);
+      }
+    }
+  }
+}
+
+TEST(Conv, CostModelPicks) {
+  EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 1, 1), IsaLevel::kAvx2), Algorithm::kGemm1x1);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kAvx2),
+            Algorithm::kDirectNchwc);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kScalar),
+            Algorithm::kIm2colGemm);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 3, 224, 224, 64, 7, 7, 2, 3), IsaLevel::kAvx2),
+            Algorithm::kIm2colGemm);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 32), IsaLevel::kAvx2),
+            Algorithm::kDepthwise);
+}
+
+TEST(Conv, MeasuredChoiceIsSupportedAndCached) {
+  const ConvParams p = P(1, 16, 10, 10, 16, 3, 3, 1, 1);
+  Expected<Algorithm> a = MeasureAlgorithm(p, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_TRUE(Supports(*a, p));
+  Expected<Algorithm> b = MeasureAlgorithm(p, nullptr);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*a, *b);
+}
+
+TEST(Conv, LayoutRoundTrip) {
+  std::mt19937 rng(kSeed);
+  for (size_t block : {8, 16}) {
+    const size_t n = 2, c = 19, h = 3, w = 5;
+    const std::vector<float> x = Random(n * c * h * w, rng);
+    std::vector<float> xc(NchwcSize(n, c, h, w, block), 1.0f), back(x.size());
+    NchwToNchwc(n, c, h, w, block, x.data(), xc.data(), TwoThreads());
+    EXPECT_EQ(xc[(0 * h * w + 4) * block + 3], x[(3 * h * w) + 4]);
+    const size_t blocks = (c + block - 1) / block;
+    EXPECT_EQ(xc[((1 * blocks + blocks - 1) * h * w + 0) * block + block - 1], 0.0f);
+    NchwcToNchw(n, c, h, w, block, xc.data(), back.data());
+    EXPECT_EQ(back, x);
+  }
+}
+
+TEST(Conv, Errors) {
+  const std::vector<float> w(64, 0.0f);
+  EXPECT_FALSE(ValidateParams(P(1, 0, 4, 4, 4, 1, 1)).ok());
+  EXPECT_FALSE(ValidateParams(P(1, 6, 4, 4, 4, 1, 1, 1, 0, 1, 4)).ok());  // groups !| C
+  EXPECT_FALSE(ValidateParams(P(1, 4, 2, 2, 4, 5, 5)).ok());              // window too big
+  EXPECT_FALSE(PrepareConv(P(1, 4, 4, 4, 4, 1, 1), nullptr).ok());
+  PrepareOptions po;
+  po.algorithm = Algorithm::kGemm1x1;
+  EXPECT_FALSE(PrepareConv(P(1, 4, 4, 4, 4, 3, 3, 1, 1), w.data(), po).ok());
+  Expected<PreparedConv> conv = PrepareConv(P(1, 4, 4, 4, 4, 1, 1), w.data());
+  ASSERT_TRUE(conv.ok());
+  std::vector<float> x(64), y(64);
+  EXPECT_FALSE(conv::Run(*conv, nullptr, y.data()).ok());
+  RunOptions ro;
+  ro.epilogue.bias_kind = gemm::BiasKind::kPerColumn;
+  ro.epilogue.bias = x.data();
+  EXPECT_FALSE(conv::Run(*conv, x.data(), y.data(), ro).ok());
+  ro.epilogue.bias_kind = gemm::BiasKind::kPerRow;
+  ro.epilogue.bias = nullptr;
+  EXPECT_FALSE(conv::Run(*conv, x.data(), y.data(), ro).ok());
+  EXPECT_FALSE(conv::Run(PreparedConv(), x.data(), y.data()).ok());
+}
+
+}  // namespace
+}  // namespace kiln::conv
