@@ -1,0 +1,165 @@
+#include "kernels/dwconv/dwconv.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "kernels/gemm/ukernel_table.h"
+#include "kernels/ukernels/f32_dwconv.h"
+
+namespace kiln::dwconv {
+namespace {
+
+using namespace ukernels;  // NOLINT: the table names every kernel
+
+// The one table of depthwise row kernels; rows from the oldest ISA to the newest. kernel == 0
+// with stride == 0 is the generic row (any window and stride).
+struct DwUkernel {
+  const char* name;
+  IsaLevel isa;
+  size_t kernel;  // kh == kw
+  size_t stride;  // horizontal stride (the driver steps the rows)
+  F32DwConvRowFn fn;
+};
+
+constexpr DwUkernel kTable[] = {
+    {"f32_dwconv__scalar", IsaLevel::kScalar, 0, 0, f32_dwconv__scalar},
+    {"f32_dwconv3x3_s1__scalar", IsaLevel::kScalar, 3, 1, f32_dwconv3x3_s1__scalar},
+    {"f32_dwconv3x3_s2__scalar", IsaLevel::kScalar, 3, 2, f32_dwconv3x3_s2__scalar},
+    {"f32_dwconv5x5_s1__scalar", IsaLevel::kScalar, 5, 1, f32_dwconv5x5_s1__scalar},
+    {"f32_dwconv5x5_s2__scalar", IsaLevel::kScalar, 5, 2, f32_dwconv5x5_s2__scalar},
+    {"f32_dwconv3x3_s1__avx2_fma", IsaLevel::kAvx2, 3, 1, f32_dwconv3x3_s1__avx2_fma},
+    {"f32_dwconv3x3_s2__avx2_fma", IsaLevel::kAvx2, 3, 2, f32_dwconv3x3_s2__avx2_fma},
+    {"f32_dwconv5x5_s1__avx2_fma", IsaLevel::kAvx2, 5, 1, f32_dwconv5x5_s1__avx2_fma},
+    {"f32_dwconv5x5_s2__avx2_fma", IsaLevel::kAvx2, 5, 2, f32_dwconv5x5_s2__avx2_fma},
+    {"f32_dwconv3x3_s1__avx512f", IsaLevel::kAvx512, 3, 1, f32_dwconv3x3_s1__avx512f},
+    {"f32_dwconv3x3_s2__avx512f", IsaLevel::kAvx512, 3, 2, f32_dwconv3x3_s2__avx512f},
+    {"f32_dwconv5x5_s1__avx512f", IsaLevel::kAvx512, 5, 1, f32_dwconv5x5_s1__avx512f},
+    {"f32_dwconv5x5_s2__avx512f", IsaLevel::kAvx512, 5, 2, f32_dwconv5x5_s2__avx512f},
+};
+
+constexpr bool TableIsWellFormed() {
+  for (size_t i = 1; i < std::size(kTable); ++i) {
+    if (kTable[i].isa < kTable[i - 1].isa) return false;
+  }
+  return kTable[0].isa == IsaLevel::kScalar && kTable[0].kernel == 0;
+}
+static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at the generic kernel");
+
+// The rows pointer array lives on the stack: windows are bounded.
+constexpr size_t kMaxWindow = 64;
+
+// The newest specialized row for this window and stride within `cap`, else the generic one.
+const DwUkernel& SelectRow(const DwConvParams& p, IsaLevel cap) {
+  const DwUkernel* best = &kTable[0];
+  for (const DwUkernel& row : kTable) {
+    if (row.isa <= cap && row.kernel == p.kh && row.kernel == p.kw && row.stride == p.stride_w) {
+      best = &row;
+    }
+  }
+  return *best;
+}
+
+}  // namespace
+
+bool DwConvSupported(const DwConvParams& p) {
+  if (p.dilation_h != 1 || p.dilation_w != 1) return false;
+  if (p.stride_h == 0 || p.stride_w == 0 || p.kh == 0 || p.kw == 0) return false;
+  if (p.kh > kMaxWindow || p.kw > kMaxWindow) return false;
+  // Keeps every index computation far from overflow.
+  constexpr size_t kBig = size_t{1} << 30;
+  if (p.h >= kBig || p.w >= kBig || p.pad_top >= kBig || p.pad_bottom >= kBig ||
+      p.pad_left >= kBig || p.pad_right >= kBig || p.stride_h >= kBig || p.stride_w >= kBig) {
+    return false;
+  }
+  return p.out_h() > 0 && p.out_w() > 0;
+}
+
+Status DwConv(const DwConvParams& p, const float* x, const float* w, const float* bias,
+              const gemm::Epilogue& ep, float* y, ThreadPool* pool, std::optional<IsaLevel> isa) {
+  if (!DwConvSupported(p)) {
+    return Status::Error("dwconv: unsupported shape (", p.kh, "x", p.kw, " window, strides ",
+                         p.stride_h, "x", p.stride_w, ", dilations ", p.dilation_h, "x",
+                         p.dilation_w, ", input ", p.h, "x", p.w, ")");
+  }
+  if (p.n == 0 || p.c == 0) return Status::Ok();
+  if (!x || !w || !y) return Status::Error("dwconv: null input, weight or output pointer");
+  if (ep.bias_kind == gemm::BiasKind::kPerColumn) {
+    return Status::Error("dwconv: a per-column bias has no meaning here (use one per channel)");
+  }
+  if (ep.bias_kind == gemm::BiasKind::kPerRow) {
+    if (!ep.bias) return Status::Error("dwconv: a bias is requested but its pointer is null");
+    if (bias) return Status::Error("dwconv: a bias is given both as an argument and in ep");
+    bias = ep.bias;
+  }
+  const IsaLevel cap = std::min(isa.value_or(ActiveIsa()), ActiveIsa());
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  F32VUnaryFn act = nullptr;
+  const gemm::GemmUkernel& guk = gemm::SelectGemmUkernel(cap);
+  switch (ep.activation) {
+    case gemm::Activation::kNone:
+      break;
+    case gemm::Activation::kRelu:
+      lo = 0.0f;
+      break;
+    case gemm::Activation::kClip:
+      if (!(ep.clip_min <= ep.clip_max)) {
+        return Status::Error("dwconv: clip bounds are [", ep.clip_min, ", ", ep.clip_max,
+                             "]; min must not exceed max");
+      }
+      lo = ep.clip_min;
+      hi = ep.clip_max;
+      break;
+    case gemm::Activation::kSilu:
+      act = guk.silu;
+      break;
+    case gemm::Activation::kHardSwish:
+      act = guk.hswish;
+      break;
+    case gemm::Activation::kGelu:
+      act = guk.gelu;
+      break;
+  }
+
+  const DwUkernel& uk = SelectRow(p, cap);
+  const size_t oh = p.out_h(), ow = p.out_w();
+  const size_t planes = p.n * p.c;
+  // Whole planes per task when there are enough of them; otherwise bands of rows, so that every
+  // thread gets a share (a 7x7x1 batch-1 layer still splits).
+  const size_t threads = ThreadCount(pool);
+  size_t bands = 1;
+  if (threads > 1 && planes < 4 * threads) bands = std::min(oh, (4 * threads + planes - 1) / planes);
+  const size_t tasks = planes * bands;
+  auto task = [&](size_t t) {
+    const size_t plane = t / bands, band = t % bands;
+    const size_t ch = plane % p.c;
+    const size_t oy0 = band * oh / bands, oy1 = (band + 1) * oh / bands;
+    const float* xp = x + plane * p.h * p.w;
+    const float* rows[kMaxWindow];
+    F32DwConvRow args{};
+    args.kh = p.kh;
+    args.kw = p.kw;
+    args.stride = p.stride_w;
+    args.in_w = p.w;
+    args.out_w = ow;
+    args.pad_left = p.pad_left;
+    args.rows = rows;
+    args.w = w + ch * p.kh * p.kw;
+    args.bias = bias ? bias[ch] : 0.0f;
+    args.min = lo;
+    args.max = hi;
+    for (size_t oy = oy0; oy < oy1; ++oy) {
+      for (size_t ky = 0; ky < p.kh; ++ky) {
+        // Input row oy * stride + ky - pad_top, or a padding row.
+        const size_t iy = oy * p.stride_h + ky;
+        rows[ky] = iy >= p.pad_top && iy - p.pad_top < p.h ? xp + (iy - p.pad_top) * p.w : nullptr;
+      }
+      args.out = y + (plane * oh + oy) * ow;
+      uk.fn(&args);
+      if (act) act(ow, args.out, args.out);
+    }
+  };
+  ParallelFor(threads > 1 ? pool : nullptr, tasks, task);
+  return Status::Ok();
+}
+
+}  // namespace kiln::dwconv

@@ -1,0 +1,241 @@
+// Depthwise convolution against the reference conv (group == C), over odd sizes, pads, strides,
+// windows, channel counts, bias and every activation, threads 1 and 2 and every ISA level.
+#include "kernels/dwconv/dwconv.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/ref/conv.h"
+#include "support/cpu.h"
+#include "support/thread_pool.h"
+
+namespace kiln::dwconv {
+namespace {
+
+constexpr uint32_t kSeed = 20261130;
+using gemm::Activation;
+
+std::vector<IsaLevel> IsaLevels() {
+  std::vector<IsaLevel> levels;
+  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (l <= ActiveIsa()) levels.push_back(l);
+  }
+  return levels;
+}
+
+ThreadPool* TwoThreads() {
+  static std::unique_ptr<ThreadPool> pool = std::move(ThreadPool::Create(2).value());
+  return pool.get();
+}
+
+// Exactly n floats, so that ASan catches a read past the last element.
+std::vector<float> Random(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+float Activate(float v, const gemm::Epilogue& ep) {
+  switch (ep.activation) {
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      return std::max(v, 0.0f);
+    case Activation::kClip:
+      return std::min(std::max(v, ep.clip_min), ep.clip_max);
+    case Activation::kSilu:
+      return static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+    case Activation::kHardSwish:
+      return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
+    case Activation::kGelu:
+      return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+  }
+  return v;
+}
+
+std::string Describe(const DwConvParams& p, bool bias, Activation act, size_t threads,
+                     IsaLevel isa) {
+  return StrCat("N=", p.n, " C=", p.c, " H=", p.h, " W=", p.w, " k=", p.kh, "x", p.kw,
+                " stride=", p.stride_h, "x", p.stride_w, " pads(t,l,b,r)=", p.pad_top, ",",
+                p.pad_left, ",", p.pad_bottom, ",", p.pad_right, " bias=", bias,
+                " act=", gemm::ActivationName(act), " threads=", threads, " isa=", IsaName(isa),
+                " seed=", kSeed);
+}
+
+// Reference output (before the activation) from ref::Conv with group == C.
+std::vector<float> Reference(const DwConvParams& p, const std::vector<float>& x,
+                             const std::vector<float>& w, const float* bias) {
+  ref::ConvGeometry g;
+  g.batch = static_cast<int64_t>(p.n);
+  g.in_channels = g.out_channels = g.group = static_cast<int64_t>(p.c);
+  g.in = {1, static_cast<int64_t>(p.h), static_cast<int64_t>(p.w)};
+  g.out = {1, static_cast<int64_t>(p.out_h()), static_cast<int64_t>(p.out_w())};
+  g.kernel = {1, static_cast<int64_t>(p.kh), static_cast<int64_t>(p.kw)};
+  g.stride = {1, static_cast<int64_t>(p.stride_h), static_cast<int64_t>(p.stride_w)};
+  g.pad_begin = {0, static_cast<int64_t>(p.pad_top), static_cast<int64_t>(p.pad_left)};
+  std::vector<float> y(p.n * p.c * p.out_h() * p.out_w());
+  ref::Conv<float>(g, x.data(), w.data(), bias, y.data());
+  return y;
+}
+
+// Runs one case at every ISA level and thread count given; returns false after the first
+// mismatch (reported with the case).
+bool Check(const DwConvParams& p, bool with_bias, Activation act, std::mt19937& rng,
+           std::initializer_list<size_t> thread_counts = {1, 2}) {
+  EXPECT_TRUE(DwConvSupported(p));
+  const std::vector<float> x = Random(p.n * p.c * p.h * p.w, rng);
+  const std::vector<float> w = Random(p.c * p.kh * p.kw, rng);
+  const std::vector<float> b = Random(p.c, rng);
+  const float* bias = with_bias ? b.data() : nullptr;
+  gemm::Epilogue ep;
+  ep.activation = act;
+  ep.clip_min = -0.25f;
+  ep.clip_max = 0.5f;
+  std::vector<float> want = Reference(p, x, w, bias);
+  for (float& v : want) v = Activate(v, ep);
+  // Sums of kh * kw products of values in [-1, 1]: the error grows with the window.
+  const float tol = 4e-7f * static_cast<float>(p.kh * p.kw + 1) + 1e-6f;
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t threads : thread_counts) {
+      std::vector<float> y(want.size());
+      ThreadPool* pool = threads == 2 ? TwoThreads() : nullptr;
+      const Status st = DwConv(p, x.data(), w.data(), bias, ep, y.data(), pool, isa);
+      const std::string what = Describe(p, with_bias, act, threads, isa);
+      if (!st.ok()) {
+        ADD_FAILURE() << what << ": " << st.message();
+        return false;
+      }
+      for (size_t i = 0; i < y.size(); ++i) {
+        if (!(std::fabs(y[i] - want[i]) <= tol * (1.0f + std::fabs(want[i])))) {
+          ADD_FAILURE() << what << ": y[" << i << "] = " << y[i] << ", want " << want[i];
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+DwConvParams Make(size_t c, size_t h, size_t w, size_t k, size_t s, size_t pt, size_t pl,
+                  size_t pb, size_t pr) {
+  DwConvParams p;
+  p.c = c;
+  p.h = h;
+  p.w = w;
+  p.kh = p.kw = k;
+  p.stride_h = p.stride_w = s;
+  p.pad_top = pt;
+  p.pad_left = pl;
+  p.pad_bottom = pb;
+  p.pad_right = pr;
+  return p;
+}
+
+TEST(DwConv, SpecializedWindowsOddSizesAndPads) {
+  std::mt19937 rng(kSeed);
+  for (size_t k : {3, 5}) {
+    for (size_t s : {1, 2}) {
+      for (size_t h : {1, 2, 3, 5, 7, 13, 17, 56}) {
+        for (size_t w : {1, 2, 3, 5, 7, 13, 17, 56}) {
+          // "same" padding, none, and lopsided pads (TF's SAME for even sizes).
+          const size_t half = k / 2;
+          const size_t pads[][4] = {{half, half, half, half}, {0, 0, 0, 0}, {0, 0, 1, 1},
+                                    {half + 1, 1, 0, half + 2}};
+          for (const auto& pd : pads) {
+            DwConvParams p = Make(3, h, w, k, s, pd[0], pd[1], pd[2], pd[3]);
+            if (p.out_h() == 0 || p.out_w() == 0) continue;
+            if (!Check(p, true, Activation::kNone, rng)) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(DwConv, ChannelsBatchBiasActivations) {
+  std::mt19937 rng(kSeed + 1);
+  for (size_t c : {1, 3, 8, 17, 32}) {
+    for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kClip,
+                           Activation::kSilu, Activation::kHardSwish, Activation::kGelu}) {
+      for (bool bias : {false, true}) {
+        DwConvParams p = Make(c, 13, 19, 3, 1 + (c & 1), 1, 1, 1, 1);
+        p.n = c == 8 ? 2 : 1;
+        if (!Check(p, bias, act, rng)) return;
+      }
+    }
+  }
+}
+
+TEST(DwConv, GenericWindowsAndStrides) {
+  std::mt19937 rng(kSeed + 2);
+  struct Shape {
+    size_t kh, kw, sh, sw;
+  };
+  for (Shape sh : {Shape{1, 1, 1, 1}, Shape{3, 3, 3, 3}, Shape{7, 7, 1, 1}, Shape{3, 5, 1, 2},
+                   Shape{2, 2, 2, 2}, Shape{3, 3, 2, 1}, Shape{5, 5, 1, 2}, Shape{1, 7, 1, 1}}) {
+    for (size_t hw : {1, 7, 17, 40}) {
+      DwConvParams p = Make(5, hw, hw + 3, 1, 1, sh.kh / 2, sh.kw / 2, sh.kh / 2, sh.kw / 2);
+      p.kh = sh.kh;
+      p.kw = sh.kw;
+      p.stride_h = sh.sh;
+      p.stride_w = sh.sw;
+      if (p.out_h() == 0 || p.out_w() == 0) continue;
+      if (!Check(p, true, Activation::kRelu, rng)) return;
+    }
+  }
+}
+
+// Pads wider than the window: outputs that see only padding are act(bias).
+TEST(DwConv, PaddingOnlyOutputs) {
+  std::mt19937 rng(kSeed + 3);
+  for (size_t k : {3, 5}) {
+    for (size_t s : {1, 2}) {
+      if (!Check(Make(4, 3, 20, k, s, 6, 7, 5, 9), true, Activation::kClip, rng)) return;
+    }
+  }
+}
+
+// MobileNetV2's depthwise layers (112x112x32 ... 7x7x960), fewer channels to stay quick.
+TEST(DwConv, MobileNetShapes) {
+  std::mt19937 rng(kSeed + 4);
+  struct L {
+    size_t hw, s;
+  };
+  for (L l : {L{112, 1}, L{112, 2}, L{56, 1}, L{56, 2}, L{28, 2}, L{14, 1}, L{7, 1}}) {
+    if (!Check(Make(6, l.hw, l.hw, 3, l.s, 1, 1, 1, 1), true, Activation::kClip, rng)) return;
+  }
+}
+
+TEST(DwConv, UnsupportedAndBadArguments) {
+  DwConvParams p = Make(2, 5, 5, 3, 1, 1, 1, 1, 1);
+  p.dilation_h = 2;
+  EXPECT_FALSE(DwConvSupported(p));
+  const std::vector<float> x(50), w(18), b(2);
+  std::vector<float> y(50);
+  EXPECT_FALSE(DwConv(p, x.data(), w.data(), nullptr, {}, y.data()).ok());
+  p.dilation_h = 1;
+  EXPECT_FALSE(DwConvSupported(Make(2, 2, 2, 3, 1, 0, 0, 0, 0)));  // window larger than input
+  EXPECT_FALSE(DwConv(p, nullptr, w.data(), nullptr, {}, y.data()).ok());
+  gemm::Epilogue ep;
+  ep.bias_kind = gemm::BiasKind::kPerColumn;
+  ep.bias = b.data();
+  EXPECT_FALSE(DwConv(p, x.data(), w.data(), nullptr, ep, y.data()).ok());
+  ep.bias_kind = gemm::BiasKind::kPerRow;
+  EXPECT_FALSE(DwConv(p, x.data(), w.data(), b.data(), ep, y.data()).ok());  // bias twice
+  EXPECT_TRUE(DwConv(p, x.data(), w.data(), nullptr, ep, y.data()).ok());
+  ep = {};
+  ep.activation = Activation::kClip;
+  ep.clip_min = 1.0f;
+  ep.clip_max = 0.0f;
+  EXPECT_FALSE(DwConv(p, x.data(), w.data(), nullptr, ep, y.data()).ok());
+}
+
+}  // namespace
+}  // namespace kiln::dwconv
