@@ -1,0 +1,128 @@
+#include "kernels/pool/pool.h"
+
+#include <algorithm>
+
+#include "kernels/pool/ukernel_table.h"
+
+namespace kiln::pool {
+namespace {
+
+// About this many input reads per task; below it, splitting costs more than it saves.
+constexpr size_t kMinTaskWork = 32 * 1024;
+
+Status Check(const Pool2dParams& p, const float* x, const float* y, const char* what) {
+  if (p.kernel_h == 0 || p.kernel_w == 0 || p.stride_h == 0 || p.stride_w == 0) {
+    return Status::Error(what, ": kernel and stride must be positive (kernel ", p.kernel_h, "x",
+                         p.kernel_w, ", stride ", p.stride_h, "x", p.stride_w, ")");
+  }
+  // The largest padded coordinate any window starts at must stay inside input + leading pad.
+  if (p.out_h > 0 && (p.out_h - 1) * p.stride_h >= p.in_h + p.pad_top + p.pad_bottom) {
+    return Status::Error(what, ": out_h ", p.out_h, " has windows past the padded input");
+  }
+  if (p.out_w > 0 && (p.out_w - 1) * p.stride_w >= p.in_w + p.pad_left + p.pad_right) {
+    return Status::Error(what, ": out_w ", p.out_w, " has windows past the padded input");
+  }
+  const size_t n = p.batch * p.channels * p.out_h * p.out_w;
+  if (n > 0 && (x == nullptr || y == nullptr || p.in_h == 0 || p.in_w == 0)) {
+    return Status::Error(what, ": null pointer or empty input with ", n, " outputs");
+  }
+  return Status::Ok();
+}
+
+Status Pool2d(const Pool2dParams& p, const float* x, float* y, const Options& options, bool max) {
+  KILN_RETURN_IF_ERROR(Check(p, x, y, max ? "MaxPool2d" : "AveragePool2d"));
+  const size_t planes = p.batch * p.channels;
+  const size_t rows = planes * p.out_h;
+  if (rows == 0 || p.out_w == 0) return Status::Ok();
+  const PoolUkernel& k = SelectPoolUkernel(options.isa.value_or(ActiveIsa()));
+  const ukernels::F32Pool2dRowFn fn = max ? k.maxpool : k.avgpool;
+  const size_t row_work = p.out_w * p.kernel_h * p.kernel_w;
+  const size_t threads = ThreadCount(options.pool);
+  size_t per_task = rows;
+  if (threads > 1) {
+    per_task = std::max<size_t>(1, kMinTaskWork / std::max<size_t>(row_work, 1));
+    per_task = std::max(per_task, (rows + 4 * threads - 1) / (4 * threads));
+  }
+  const size_t padded_h = p.in_h + p.pad_top + p.pad_bottom;
+  ParallelFor(options.pool, (rows + per_task - 1) / per_task, [&](size_t t) {
+    ukernels::F32Pool2dRowParams rp{};
+    rp.iw = p.in_w;
+    rp.ow = p.out_w;
+    rp.kw = p.kernel_w;
+    rp.stride = p.stride_w;
+    rp.pad_left = p.pad_left;
+    rp.pad_right = p.pad_right;
+    rp.row_stride = p.in_w;
+    rp.count_include_pad = p.count_include_pad ? 1 : 0;
+    const size_t end = std::min(rows, (t + 1) * per_task);
+    for (size_t r = t * per_task; r < end; ++r) {
+      const size_t plane = r / p.out_h, oy = r % p.out_h;
+      const size_t start = oy * p.stride_h;  // padded coordinates
+      const size_t stop = start + p.kernel_h;
+      const size_t r0 = start < p.pad_top ? 0 : std::min(start - p.pad_top, p.in_h);
+      const size_t r1 = stop < p.pad_top ? 0 : std::min(stop - p.pad_top, p.in_h);
+      const size_t nrows = r1 > r0 ? r1 - r0 : 0;
+      rp.row_count = static_cast<float>(
+          p.count_include_pad ? std::min(stop, padded_h) - start : nrows);
+      const float* xr = x + (plane * p.in_h + r0) * p.in_w;
+      fn(xr, nrows, y + r * p.out_w, &rp);
+    }
+  });
+  return Status::Ok();
+}
+
+Status GlobalPool(size_t planes, size_t plane_size, const float* x, float* y,
+                  const Options& options, bool max) {
+  if (planes == 0) return Status::Ok();
+  if (plane_size == 0 || x == nullptr || y == nullptr) {
+    return Status::Error(max ? "GlobalMaxPool" : "GlobalAveragePool", ": ", planes,
+                         " planes of ", plane_size, " elements, or a null pointer");
+  }
+  const PoolUkernel& k = SelectPoolUkernel(options.isa.value_or(ActiveIsa()));
+  const ukernels::F32ReduceFn fn = max ? k.gmaxpool : k.gavgpool;
+  const size_t threads = ThreadCount(options.pool);
+  size_t per_task = planes;
+  if (threads > 1) {
+    per_task = std::max<size_t>(1, kMinTaskWork / plane_size);
+    per_task = std::max(per_task, (planes + 4 * threads - 1) / (4 * threads));
+  }
+  ParallelFor(options.pool, (planes + per_task - 1) / per_task, [&](size_t t) {
+    const size_t end = std::min(planes, (t + 1) * per_task);
+    for (size_t i = t * per_task; i < end; ++i) y[i] = fn(plane_size, x + i * plane_size);
+  });
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<size_t> PoolOutputSize(size_t in, size_t kernel, size_t stride, size_t pad_begin,
+                                size_t pad_end, bool ceil_mode) {
+  if (kernel == 0 || stride == 0) return Status::Error("pool kernel and stride must be positive");
+  const size_t padded = in + pad_begin + pad_end;
+  if (kernel > padded) {
+    return Status::Error("the pool window (", kernel, ") is larger than the padded input (",
+                         padded, ")");
+  }
+  const size_t span = padded - kernel;
+  if (!ceil_mode) return span / stride + 1;
+  size_t out = (span + stride - 1) / stride + 1;
+  if ((out - 1) * stride >= in + pad_begin) --out;
+  return out;
+}
+
+Status MaxPool2d(const Pool2dParams& p, const float* x, float* y, const Options& options) {
+  return Pool2d(p, x, y, options, true);
+}
+Status AveragePool2d(const Pool2dParams& p, const float* x, float* y, const Options& options) {
+  return Pool2d(p, x, y, options, false);
+}
+Status GlobalAveragePool(size_t planes, size_t plane_size, const float* x, float* y,
+                         const Options& options) {
+  return GlobalPool(planes, plane_size, x, y, options, false);
+}
+Status GlobalMaxPool(size_t planes, size_t plane_size, const float* x, float* y,
+                     const Options& options) {
+  return GlobalPool(planes, plane_size, x, y, options, true);
+}
+
+}  // namespace kiln::pool

@@ -1,0 +1,41 @@
+#include "kernels/pool/ukernel_table.h"
+
+#include <algorithm>
+
+namespace kiln::pool {
+namespace {
+
+using namespace ukernels;  // NOLINT: the table names every kernel
+
+constexpr PoolUkernel kTable[] = {
+    // name, isa, maxpool, avgpool, gmaxpool, gavgpool
+    {"scalar", IsaLevel::kScalar, f32_maxpool2d__scalar, f32_avgpool2d__scalar,
+     f32_gmaxpool__scalar, f32_gavgpool__scalar},
+    {"avx2", IsaLevel::kAvx2, f32_maxpool2d__avx2, f32_avgpool2d__avx2, f32_gmaxpool__avx2,
+     f32_gavgpool__avx2},
+    {"avx512", IsaLevel::kAvx512, f32_maxpool2d__avx512, f32_avgpool2d__avx512,
+     f32_gmaxpool__avx512, f32_gavgpool__avx512},
+};
+
+constexpr bool TableIsWellFormed() {
+  for (size_t i = 1; i < std::size(kTable); ++i) {
+    if (kTable[i].isa <= kTable[i - 1].isa) return false;
+  }
+  return kTable[0].isa == IsaLevel::kScalar;
+}
+static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at scalar");
+
+}  // namespace
+
+std::span<const PoolUkernel> PoolUkernels() { return kTable; }
+
+const PoolUkernel& SelectPoolUkernel(IsaLevel cap) {
+  cap = std::min(cap, ActiveIsa());
+  const PoolUkernel* best = &kTable[0];
+  for (const PoolUkernel& row : kTable) {
+    if (row.isa <= cap) best = &row;
+  }
+  return *best;
+}
+
+}  // namespace kiln::pool

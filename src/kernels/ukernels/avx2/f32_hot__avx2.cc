@@ -1,0 +1,88 @@
+// AVX2 + FMA f32 hot microkernels: the bodies of f32_hot_impl.h over __m256 (8 lanes). Tails
+// use maskload/maskstore, so nothing past the n elements is touched.
+#include <immintrin.h>
+
+#include "kernels/ukernels/f32_hot.h"
+
+namespace kiln::ukernels {
+namespace {
+
+struct V {
+  using T = __m256;
+  static constexpr size_t kWidth = 8;
+  static T Load(const float* p) { return _mm256_loadu_ps(p); }
+  static void Store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static __m256i Mask(size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static T LoadPartial(const float* p, size_t n) { return _mm256_maskload_ps(p, Mask(n)); }
+  static T LoadPartialOr(const float* p, size_t n, float fill) {
+    const __m256i m = Mask(n);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
+                            _mm256_castsi256_ps(m));
+  }
+  static void StorePartial(float* p, T v, size_t n) { _mm256_maskstore_ps(p, Mask(n), v); }
+  static T Set(float v) { return _mm256_set1_ps(v); }
+  static T Add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T Sub(T a, T b) { return _mm256_sub_ps(a, b); }
+  static T Mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T Div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T Max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T Min(T a, T b) { return _mm256_min_ps(a, b); }
+  static T MaxNan(T a, T b) {
+    return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+  }
+  static T MinNan(T a, T b) {
+    return _mm256_blendv_ps(_mm256_min_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+  }
+  static T Fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T Fnma(T a, T b, T c) { return _mm256_fnmadd_ps(a, b, c); }
+  static T Abs(T x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+  static T CopySign(T mag, T sign) {
+    const T m = _mm256_set1_ps(-0.0f);
+    return _mm256_or_ps(_mm256_andnot_ps(m, mag), _mm256_and_ps(m, sign));
+  }
+  static T Round(T x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // p * 2^n1 * 2^n2 with n1 = n >> 1: both factors stay normal for n in [-150, 128].
+  static T ScalePow2(T p, T n) {
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const T s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    const T s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    // A NaN n converts to INT_MIN; p is NaN then too (the caller's input was NaN).
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  }
+  static T IfNegative(T x, T a, T b) {
+    return _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
+  static float ReduceAdd(T v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static float ReduceMax(T v) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  // p[0], p[2], ..., p[14]: shuffle picks the evens per 128-bit lane, permute orders the halves.
+  static T LoadEvens(const float* p) {
+    const T a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+    const T e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+};
+
+}  // namespace
+}  // namespace kiln::ukernels
+
+#include "kernels/ukernels/f32_hot_impl.h"
+
+namespace kiln::ukernels {
+KILN_DEFINE_F32_HOT_UKERNELS(avx2, V)
+}  // namespace kiln::ukernels

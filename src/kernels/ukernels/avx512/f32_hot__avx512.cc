@@ -1,0 +1,80 @@
+// AVX-512 (F, DQ) f32 hot microkernels: the bodies of f32_hot_impl.h over __m512 (16 lanes).
+// Tails use mask registers; 2^n uses vscalefps, which handles every exponent range itself.
+#include <immintrin.h>
+
+#include "kernels/ukernels/f32_hot.h"
+
+namespace kiln::ukernels {
+namespace {
+
+struct V {
+  using T = __m512;
+  static constexpr size_t kWidth = 16;
+  static T Load(const float* p) { return _mm512_loadu_ps(p); }
+  static void Store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static __mmask16 Mask(size_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+  static T LoadPartial(const float* p, size_t n) { return _mm512_maskz_loadu_ps(Mask(n), p); }
+  static T LoadPartialOr(const float* p, size_t n, float fill) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), Mask(n), p);
+  }
+  static void StorePartial(float* p, T v, size_t n) { _mm512_mask_storeu_ps(p, Mask(n), v); }
+  // Several intrinsics below use their maskz forms with an all-ones mask (kAll): GCC 12's plain
+  // forms pass an _mm512_undefined_ps() that -Wmaybe-uninitialized reports, and the all-ones
+  // mask compiles to the same instruction.
+  static constexpr __mmask16 kAll = 0xFFFF;
+  static T Set(float v) { return _mm512_set1_ps(v); }
+  static T Add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T Sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T Mul(T a, T b) { return _mm512_mul_ps(a, b); }
+  static T Div(T a, T b) { return _mm512_div_ps(a, b); }
+  static T Max(T a, T b) { return _mm512_maskz_max_ps(kAll, a, b); }
+  static T Min(T a, T b) { return _mm512_maskz_min_ps(kAll, a, b); }
+  static T MaxNan(T a, T b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), Max(a, b), a);
+  }
+  static T MinNan(T a, T b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), Min(a, b), a);
+  }
+  static T Fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T Fnma(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
+  static T Abs(T x) { return _mm512_abs_ps(x); }
+  static T CopySign(T mag, T sign) {
+    const T m = _mm512_set1_ps(-0.0f);
+    return _mm512_or_ps(_mm512_andnot_ps(m, mag), _mm512_and_ps(m, sign));
+  }
+  static T Round(T x) {
+    return _mm512_maskz_roundscale_ps(kAll, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  static T ScalePow2(T p, T n) { return _mm512_maskz_scalef_ps(kAll, p, n); }
+  static T IfNegative(T x, T a, T b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), b, a);
+  }
+  static float ReduceAdd(T v) {
+    const __m256 h = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xFF, v, 0), _mm512_maskz_extractf32x8_ps(0xFF, v, 1));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static float ReduceMax(T v) {
+    const __m256 h = _mm256_max_ps(_mm512_maskz_extractf32x8_ps(0xFF, v, 0), _mm512_maskz_extractf32x8_ps(0xFF, v, 1));
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static T LoadEvens(const float* p) {
+    const __m512i idx =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(p), idx, _mm512_loadu_ps(p + 16));
+  }
+};
+
+}  // namespace
+}  // namespace kiln::ukernels
+
+#include "kernels/ukernels/f32_hot_impl.h"
+
+namespace kiln::ukernels {
+KILN_DEFINE_F32_HOT_UKERNELS(avx512, V)
+}  // namespace kiln::ukernels
