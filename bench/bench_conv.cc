@@ -1,0 +1,362 @@
+// kiln's convolution drivers against oneDNN's convolution on every distinct convolution layer of
+// ResNet-50 and MobileNetV2 (batch 1, 224x224), in one process, alternating A B A B, with the
+// same thread count (BENCHMARKING.md).
+//
+//   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure]
+//
+// Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
+// (2 * N * M * C/groups * KH * KW * OH * OW / median time), then the ratio, kiln's algorithm and
+// the largest output difference relative to max|y|. Both sides get a per-channel bias. Layout
+// changes are outside the timed region for both: oneDNN runs on the layouts it picks (format_tag
+// any), kiln on NCHWc for the direct algorithm and NCHW otherwise.
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+#include "kernels/conv/layout.h"
+#include "refs.h"
+#include "support/cpu.h"
+#include "support/thread_pool.h"
+
+namespace kiln::bench {
+namespace {
+
+struct Layer {
+  std::string name;
+  conv::ConvParams p;
+};
+
+Layer L(const char* net, size_t c, size_t hw, size_t m, size_t k, size_t s, size_t groups = 1) {
+  conv::ConvParams p;
+  p.c = c;
+  p.h = p.w = hw;
+  p.m = m;
+  p.kh = p.kw = k;
+  p.stride_h = p.stride_w = s;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = k / 2;
+  p.groups = groups;
+  char name[96];
+  std::snprintf(name, sizeof(name), "%s_%s%zux%zus%zu_%zuto%zu@%zu", net, groups > 1 ? "dw" : "",
+                k, k, s, c, m, hw);
+  return {std::string(name), p};
+}
+
+// torchvision's ResNet-50 (stride on the 3x3) and MobileNetV2 (t=6 inverted residuals).
+std::vector<Layer> Layers() {
+  return {
+      L("r50", 3, 224, 64, 7, 2),      L("r50", 64, 56, 64, 1, 1),
+      L("r50", 64, 56, 64, 3, 1),      L("r50", 64, 56, 256, 1, 1),
+      L("r50", 256, 56, 64, 1, 1),     L("r50", 256, 56, 128, 1, 1),
+      L("r50", 128, 56, 128, 3, 2),    L("r50", 128, 28, 512, 1, 1),
+      L("r50", 256, 56, 512, 1, 2),    L("r50", 512, 28, 128, 1, 1),
+      L("r50", 128, 28, 128, 3, 1),    L("r50", 512, 28, 256, 1, 1),
+      L("r50", 256, 28, 256, 3, 2),    L("r50", 256, 14, 1024, 1, 1),
+      L("r50", 512, 28, 1024, 1, 2),   L("r50", 1024, 14, 256, 1, 1),
+      L("r50", 256, 14, 256, 3, 1),    L("r50", 1024, 14, 512, 1, 1),
+      L("r50", 512, 14, 512, 3, 2),    L("r50", 512, 7, 2048, 1, 1),
+      L("r50", 1024, 14, 2048, 1, 2),  L("r50", 2048, 7, 512, 1, 1),
+      L("r50", 512, 7, 512, 3, 1),
+      L("mv2", 3, 224, 32, 3, 2),      L("mv2", 32, 112, 32, 3, 1, 32),
+      L("mv2", 32, 112, 16, 1, 1),     L("mv2", 16, 112, 96, 1, 1),
+      L("mv2", 96, 112, 96, 3, 2, 96), L("mv2", 96, 56, 24, 1, 1),
+      L("mv2", 24, 56, 144, 1, 1),     L("mv2", 144, 56, 144, 3, 1, 144),
+      L("mv2", 144, 56, 24, 1, 1),     L("mv2", 144, 56, 144, 3, 2, 144),
+      L("mv2", 144, 28, 32, 1, 1),     L("mv2", 32, 28, 192, 1, 1),
+      L("mv2", 192, 28, 192, 3, 1, 192), L("mv2", 192, 28, 32, 1, 1),
+      L("mv2", 192, 28, 192, 3, 2, 192), L("mv2", 192, 14, 64, 1, 1),
+      L("mv2", 64, 14, 384, 1, 1),     L("mv2", 384, 14, 384, 3, 1, 384),
+      L("mv2", 384, 14, 64, 1, 1),     L("mv2", 384, 14, 96, 1, 1),
+      L("mv2", 96, 14, 576, 1, 1),     L("mv2", 576, 14, 576, 3, 1, 576),
+      L("mv2", 576, 14, 96, 1, 1),     L("mv2", 576, 14, 576, 3, 2, 576),
+      L("mv2", 576, 7, 160, 1, 1),     L("mv2", 160, 7, 960, 1, 1),
+      L("mv2", 960, 7, 960, 3, 1, 960), L("mv2", 960, 7, 160, 1, 1),
+      L("mv2", 960, 7, 320, 1, 1),     L("mv2", 320, 7, 1280, 1, 1),
+  };
+}
+
+void Check(dnnl_status_t st, const char* what) {
+  if (st != dnnl_success) {
+    std::fprintf(stderr, "onednn: %s failed (status %d)\n", what, static_cast<int>(st));
+    std::exit(1);
+  }
+}
+
+// One oneDNN convolution with its memories in the layouts it chose; user data is reordered in
+// and out outside the timed Run().
+class OnednnConv {
+ public:
+  OnednnConv(const conv::ConvParams& p, const float* x, const float* w, const float* bias)
+      : p_(p) {
+    Check(dnnl_engine_create(&engine_, dnnl_cpu, 0), "engine");
+    Check(dnnl_stream_create(&stream_, engine_, dnnl_stream_default_flags), "stream");
+    const dnnl_dim_t n = static_cast<dnnl_dim_t>(p.n), c = static_cast<dnnl_dim_t>(p.c),
+                     m = static_cast<dnnl_dim_t>(p.m), g = static_cast<dnnl_dim_t>(p.groups);
+    const dnnl_dims_t src_dims = {n, c, static_cast<dnnl_dim_t>(p.h),
+                                  static_cast<dnnl_dim_t>(p.w)};
+    const dnnl_dims_t dst_dims = {n, m, static_cast<dnnl_dim_t>(p.out_h()),
+                                  static_cast<dnnl_dim_t>(p.out_w())};
+    const dnnl_dim_t kh = static_cast<dnnl_dim_t>(p.kh), kw = static_cast<dnnl_dim_t>(p.kw);
+    const dnnl_dims_t w_dims = {m, c, kh, kw};
+    const dnnl_dims_t gw_dims = {g, m / g, c / g, kh, kw};
+    const dnnl_dims_t b_dims = {m};
+    dnnl_memory_desc_t src_any, dst_any, w_any, b_md, src_user, dst_user, w_user;
+    Check(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, dnnl_format_tag_any), "md");
+    Check(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any), "md");
+    Check(dnnl_memory_desc_init_by_tag(&src_user, 4, src_dims, dnnl_f32, dnnl_nchw), "md");
+    Check(dnnl_memory_desc_init_by_tag(&dst_user, 4, dst_dims, dnnl_f32, dnnl_nchw), "md");
+    if (p.groups > 1) {
+      Check(dnnl_memory_desc_init_by_tag(&w_any, 5, gw_dims, dnnl_f32, dnnl_format_tag_any), "md");
+      Check(dnnl_memory_desc_init_by_tag(&w_user, 5, gw_dims, dnnl_f32, dnnl_goihw), "md");
+    } else {
+      Check(dnnl_memory_desc_init_by_tag(&w_any, 4, w_dims, dnnl_f32, dnnl_format_tag_any), "md");
+      Check(dnnl_memory_desc_init_by_tag(&w_user, 4, w_dims, dnnl_f32, dnnl_oihw), "md");
+    }
+    Check(dnnl_memory_desc_init_by_tag(&b_md, 1, b_dims, dnnl_f32, dnnl_x), "md");
+    const dnnl_dims_t strides = {static_cast<dnnl_dim_t>(p.stride_h),
+                                 static_cast<dnnl_dim_t>(p.stride_w)};
+    const dnnl_dims_t dilates = {static_cast<dnnl_dim_t>(p.dilation_h) - 1,
+                                 static_cast<dnnl_dim_t>(p.dilation_w) - 1};
+    const dnnl_dims_t pad_l = {static_cast<dnnl_dim_t>(p.pad_top),
+                               static_cast<dnnl_dim_t>(p.pad_left)};
+    const dnnl_dims_t pad_r = {static_cast<dnnl_dim_t>(p.pad_bottom),
+                               static_cast<dnnl_dim_t>(p.pad_right)};
+    dnnl_convolution_desc_t cd;
+    Check(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                     dnnl_convolution_auto, &src_any, &w_any,
+                                                     &b_md, &dst_any, strides, dilates, pad_l,
+                                                     pad_r),
+          "conv desc");
+    Check(dnnl_primitive_desc_create(&pd_, &cd, nullptr, engine_, nullptr), "conv pd");
+    const char* impl = nullptr;
+    if (dnnl_primitive_desc_query(pd_, dnnl_query_impl_info_str, 0, &impl) != dnnl_success) {
+      impl = nullptr;
+    }
+    impl_ = impl;
+    Check(dnnl_primitive_create(&prim_, pd_), "conv primitive");
+    src_ = Make(dnnl_primitive_desc_query_md(pd_, dnnl_query_src_md, 0));
+    w_ = Make(dnnl_primitive_desc_query_md(pd_, dnnl_query_weights_md, 0));
+    dst_ = Make(dnnl_primitive_desc_query_md(pd_, dnnl_query_dst_md, 0));
+    b_ = Make(&b_md);
+    void* bh = nullptr;
+    Check(dnnl_memory_get_data_handle(b_, &bh), "bias handle");
+    std::memcpy(bh, bias, p.m * sizeof(float));
+    Reorder(&src_user, const_cast<float*>(x), src_, true);
+    Reorder(&w_user, const_cast<float*>(w), w_, true);
+    dst_user_ = dst_user;
+  }
+  ~OnednnConv() {
+    for (dnnl_memory_t mem : {src_, w_, dst_, b_}) dnnl_memory_destroy(mem);
+    dnnl_primitive_destroy(prim_);
+    dnnl_primitive_desc_destroy(pd_);
+    dnnl_stream_destroy(stream_);
+    dnnl_engine_destroy(engine_);
+  }
+
+  void Run() {
+    const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, src_},
+                                    {DNNL_ARG_WEIGHTS, w_},
+                                    {DNNL_ARG_BIAS, b_},
+                                    {DNNL_ARG_DST, dst_}};
+    Check(dnnl_primitive_execute(prim_, stream_, 4, args), "execute");
+    Check(dnnl_stream_wait(stream_), "wait");
+  }
+
+  void Output(float* y) { Reorder(&dst_user_, y, dst_, false); }
+  const char* impl() const { return impl_ ? impl_ : "?"; }
+
+ private:
+  dnnl_memory_t Make(const dnnl_memory_desc_t* md) {
+    dnnl_memory_t mem;
+    Check(dnnl_memory_create(&mem, md, engine_, DNNL_MEMORY_ALLOCATE), "memory");
+    return mem;
+  }
+  // to_lib: user buffer (plain layout `user`) into `lib`; else `lib` into the user buffer.
+  void Reorder(const dnnl_memory_desc_t* user, float* data, dnnl_memory_t lib, bool to_lib) {
+    dnnl_memory_t u;
+    Check(dnnl_memory_create(&u, user, engine_, data), "user memory");
+    const dnnl_memory_desc_t* lib_md;
+    Check(dnnl_memory_get_memory_desc(lib, &lib_md), "lib md");
+    dnnl_primitive_desc_t rpd;
+    Check(to_lib ? dnnl_reorder_primitive_desc_create(&rpd, user, engine_, lib_md, engine_, nullptr)
+                 : dnnl_reorder_primitive_desc_create(&rpd, lib_md, engine_, user, engine_, nullptr),
+          "reorder pd");
+    dnnl_primitive_t r;
+    Check(dnnl_primitive_create(&r, rpd), "reorder");
+    const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, to_lib ? u : lib},
+                                    {DNNL_ARG_TO, to_lib ? lib : u}};
+    Check(dnnl_primitive_execute(r, stream_, 2, args), "reorder execute");
+    Check(dnnl_stream_wait(stream_), "wait");
+    dnnl_primitive_destroy(r);
+    dnnl_primitive_desc_destroy(rpd);
+    dnnl_memory_destroy(u);
+  }
+
+  conv::ConvParams p_;
+  dnnl_engine_t engine_ = nullptr;
+  dnnl_stream_t stream_ = nullptr;
+  dnnl_primitive_desc_t pd_ = nullptr;
+  dnnl_primitive_t prim_ = nullptr;
+  dnnl_memory_t src_ = nullptr, w_ = nullptr, dst_ = nullptr, b_ = nullptr;
+  dnnl_memory_desc_t dst_user_;
+  const char* impl_ = nullptr;  // owned by pd_
+};
+
+double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int Main(int argc, char** argv) {
+  int threads = 1;
+  double seconds = 0.3;
+  std::string filter;
+  bool measure = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (a == "--seconds" && i + 1 < argc) {
+      seconds = std::atof(argv[++i]);
+    } else if (a == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else if (a == "--measure") {
+      measure = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_conv [--threads N] [--seconds S] [--filter S] [--measure]\n");
+      return 2;
+    }
+  }
+  if (threads < 1) threads = 1;
+  omp_set_num_threads(threads);
+  auto pool_or = ThreadPool::Create(static_cast<size_t>(threads));
+  if (!pool_or.ok()) {
+    std::fprintf(stderr, "%s\n", pool_or.status().message().c_str());
+    return 1;
+  }
+  std::unique_ptr<ThreadPool> pool = std::move(pool_or.value());
+  ThreadPool* tp = threads > 1 ? pool.get() : nullptr;
+
+  const double peak0 = MeasureFmaPeak(1, 0.3, true);
+  std::printf("# isa=%s threads=%d %s; fma peak (1 core) %.1f GFLOP/s\n", IsaName(ActiveIsa()),
+              threads, OnednnInfo().c_str(), peak0);
+  std::printf("# columns: conv NAME threads kiln=GFLOP/s onednn=GFLOP/s ratio algo "
+              "kiln_frac_peak max_rel_diff [min-max ms kiln | onednn] onednn_impl\n");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  double log_ratio_sum = 0.0;
+  int count = 0;
+  for (const Layer& layer : Layers()) {
+    if (!filter.empty() && layer.name.find(filter) == std::string::npos) continue;
+    const conv::ConvParams& p = layer.p;
+    const size_t oh = p.out_h(), ow = p.out_w();
+    std::vector<float> x(p.n * p.c * p.h * p.w), w(p.m * p.c / p.groups * p.kh * p.kw),
+        bias(p.m);
+    for (float& v : x) v = dist(rng);
+    for (float& v : w) v = dist(rng);
+    for (float& v : bias) v = dist(rng);
+
+    conv::PrepareOptions po;
+    if (measure) {
+      auto a = conv::MeasureAlgorithm(p, tp);
+      if (a.ok()) po.algorithm = *a;
+    }
+    auto prepared = conv::PrepareConv(p, w.data(), po);
+    if (!prepared.ok()) {
+      std::fprintf(stderr, "%s: %s\n", layer.name.c_str(), prepared.status().message().c_str());
+      return 1;
+    }
+    const size_t cb = prepared->block();
+    std::vector<float> xk(conv::NchwcSize(p.n, p.c, p.h, p.w, cb));
+    std::vector<float> yk(conv::NchwcSize(p.n, p.m, oh, ow, cb)), y(p.n * p.m * oh * ow);
+    if (cb > 1) {
+      conv::NchwToNchwc(p.n, p.c, p.h, p.w, cb, x.data(), xk.data());
+    } else {
+      xk = x;
+    }
+    std::vector<float> ws(prepared->WorkspaceSize(static_cast<size_t>(threads)));
+    conv::RunOptions ro;
+    ro.pool = tp;
+    ro.epilogue.bias_kind = gemm::BiasKind::kPerRow;
+    ro.epilogue.bias = bias.data();
+    ro.workspace = ws.empty() ? nullptr : ws.data();
+    OnednnConv ref(p, x.data(), w.data(), bias.data());
+
+    auto run_kiln = [&] {
+      const Status st = conv::Run(*prepared, xk.data(), yk.data(), ro);
+      if (!st.ok()) {
+        std::fprintf(stderr, "%s: %s\n", layer.name.c_str(), st.message().c_str());
+        std::exit(1);
+      }
+    };
+    // Warm up, then size the repetitions from one timed call of each.
+    run_kiln();
+    ref.Run();
+    auto t0 = std::chrono::steady_clock::now();
+    run_kiln();
+    ref.Run();
+    const double pair = Seconds(t0, std::chrono::steady_clock::now());
+    const int reps = std::clamp(static_cast<int>(seconds / std::max(pair, 1e-6)), 5, 2000);
+    std::vector<double> tk, to;
+    for (int r = 0; r < reps; ++r) {
+      auto a = std::chrono::steady_clock::now();
+      run_kiln();
+      auto b = std::chrono::steady_clock::now();
+      ref.Run();
+      auto c = std::chrono::steady_clock::now();
+      tk.push_back(Seconds(a, b));
+      to.push_back(Seconds(b, c));
+    }
+    // Check the answers agree.
+    std::vector<float> yo(y.size());
+    ref.Output(yo.data());
+    if (cb > 1) {
+      conv::NchwcToNchw(p.n, p.m, oh, ow, cb, yk.data(), y.data());
+    } else {
+      std::copy(yk.begin(), yk.begin() + static_cast<ptrdiff_t>(y.size()), y.begin());
+    }
+    double max_abs = 0.0, max_diff = 0.0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      max_abs = std::max(max_abs, static_cast<double>(std::fabs(yo[i])));
+      max_diff = std::max(max_diff, static_cast<double>(std::fabs(yo[i] - y[i])));
+    }
+    const double flops = p.Flops();
+    const double gk = flops / Median(tk) * 1e-9, go = flops / Median(to) * 1e-9;
+    std::printf("conv %s %d kiln=%.1f onednn=%.1f ratio=%.2f algo=%s frac_peak=%.2f "
+                "max_rel_diff=%.1e [%.3f-%.3f | %.3f-%.3f ms] %s\n",
+                layer.name.c_str(), threads, gk, go, gk / go,
+                conv::AlgorithmName(prepared->algorithm()), gk / (peak0 * threads),
+                max_diff / std::max(max_abs, 1e-30),
+                1e3 * *std::min_element(tk.begin(), tk.end()),
+                1e3 * *std::max_element(tk.begin(), tk.end()),
+                1e3 * *std::min_element(to.begin(), to.end()),
+                1e3 * *std::max_element(to.begin(), to.end()), ref.impl());
+    std::fflush(stdout);
+    log_ratio_sum += std::log(gk / go);
+    ++count;
+  }
+  const double peak1 = MeasureFmaPeak(1, 0.3, true);
+  std::printf("# geomean ratio kiln/onednn %.2f over %d layers; peak %.1f at start, %.1f at end\n",
+              count ? std::exp(log_ratio_sum / count) : 0.0, count, peak0, peak1);
+  return 0;
+}
+
+}  // namespace
+}  // namespace kiln::bench
+
+int main(int argc, char** argv) { return kiln::bench::Main(argc, argv); }
