@@ -34,4 +34,22 @@ struct ConformanceOptions {
 };
 int Conformance(const ConformanceOptions& opts);
 
+struct CompileOptions {
+  std::string model;
+  int opt_level = 2;
+  std::string print_ir_after;               // "all" or a pass name
+  std::vector<std::string> disabled_passes;
+  bool time_passes = false;
+  bool verify = false;  // the verifier after every pass (always on in debug builds)
+};
+int Compile(const CompileOptions& opts);
+
+struct OptOptions {
+  std::string input;   // IR text file, "-" for stdin
+  std::string passes;  // comma-separated pass names, run in order
+  bool verify = false;
+  bool time_passes = false;
+};
+int Opt(const OptOptions& opts);
+
 }  // namespace kiln::tools

@@ -36,7 +36,29 @@ int main(int argc, char** argv) {
   conf_cmd->add_option("--atol", conf.atol, "Absolute tolerance");
   conf_cmd->add_flag("-v,--verbose", conf.verbose, "Print the error of unsupported cases too");
 
+  kiln::tools::CompileOptions comp;
+  auto* comp_cmd = app.add_subcommand(
+      "compile",
+      "Load a model and run the optimization pipeline; prints requested IR and a summary "
+      "(lowering and -o OUT.kiln come later)");
+  comp_cmd->add_option("model", comp.model, "Model file (.onnx)")->required();
+  comp_cmd->add_option("-O", comp.opt_level, "Optimization level: 0 none, 1 simplify, 2 fold")
+      ->check(CLI::Range(0, 2));
+  comp_cmd->add_option("--print-ir-after", comp.print_ir_after, "Print the IR after 'all' or NAME");
+  comp_cmd->add_option("--disable-pass", comp.disabled_passes, "Skip this pass (repeatable)");
+  comp_cmd->add_flag("--time-passes", comp.time_passes, "Print each pass's time");
+  comp_cmd->add_flag("--verify", comp.verify, "Verify the graph after every pass");
+
+  kiln::tools::OptOptions opt;
+  auto* opt_cmd = app.add_subcommand("opt", "Read IR text, run passes, print IR text");
+  opt_cmd->add_option("file", opt.input, "IR text file ('-' for stdin)")->required();
+  opt_cmd->add_option("--passes", opt.passes, "Comma-separated pass names, run in order");
+  opt_cmd->add_flag("--verify", opt.verify, "Verify the graph after every pass");
+  opt_cmd->add_flag("--time-passes", opt.time_passes, "Print each pass's time to stderr");
+
   CLI11_PARSE(app, argc, argv);
+  if (*comp_cmd) return kiln::tools::Compile(comp);
+  if (*opt_cmd) return kiln::tools::Opt(opt);
   if (*run_cmd) return kiln::tools::RunModel(run);
   if (*inspect_cmd) return kiln::tools::Inspect(inspect_model);
   if (*cls_cmd) return kiln::tools::Classify(cls);

@@ -1,0 +1,74 @@
+#include "passes/pipeline.h"
+
+#include "passes/common_subexpression_elimination.h"
+#include "passes/dead_code_elimination.h"
+#include "passes/fold_batchnorm.h"
+#include "passes/fold_constants.h"
+#include "passes/fold_shape_computation.h"
+#include "passes/simplify_algebra.h"
+
+namespace kiln::passes {
+namespace {
+
+struct PassEntry {
+  const char* name;
+  std::unique_ptr<Pass> (*create)();
+};
+
+// Every pass, by name; explicit, no static self-registration.
+constexpr PassEntry kPasses[] = {
+    {"dead_code_elimination", CreateDeadCodeEliminationPass},
+    {"common_subexpression_elimination", CreateCommonSubexpressionEliminationPass},
+    {"fold_constants", CreateFoldConstantsPass},
+    {"simplify_algebra", CreateSimplifyAlgebraPass},
+    {"fold_shape_computation", CreateFoldShapeComputationPass},
+    {"fold_batchnorm", CreateFoldBatchNormPass},
+};
+
+void AddSimplification(std::vector<std::unique_ptr<Pass>>& p) {
+  // First: Identity/Dropout/Cast removal lets the patterns below see producers directly.
+  p.push_back(CreateSimplifyAlgebraPass());
+  // Before fold_constants: Shape of a static value becomes the constant that starts a chain.
+  p.push_back(CreateFoldShapeComputationPass());
+  // After fold_shape_computation: folds Gather/Unsqueeze/Concat chains on the new constants.
+  p.push_back(CreateFoldConstantsPass());
+  // Again after folding: Reshape targets are constant now, so same-shape Reshapes go.
+  p.push_back(CreateSimplifyAlgebraPass());
+  // After folding and simplification: equal constants and rewired inputs expose more matches.
+  p.push_back(CreateCommonSubexpressionEliminationPass());
+  // Last: collects what every pass above left unread.
+  p.push_back(CreateDeadCodeEliminationPass());
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Pass>> BuildPipeline(int opt_level) {
+  std::vector<std::unique_ptr<Pass>> p;
+  if (opt_level <= 0) return p;  // -O0: the graph as imported, reference kernels only
+  AddSimplification(p);
+  if (opt_level == 1) return p;
+  // -O2. After simplification: Identity/Dropout between Conv and BatchNormalization are gone
+  // and weights computed by constant subgraphs are constants now.
+  p.push_back(CreateFoldBatchNormPass());
+  // After fold_batchnorm: the old weights and BatchNormalization parameters are unread.
+  p.push_back(CreateDeadCodeEliminationPass());
+  // Later (issue 4, second half), in this order: fusion (Conv+activation, MatMul+Add), layout
+  // (blocked NCHWc), then kernel choice during lowering.
+  return p;
+}
+
+Expected<std::unique_ptr<Pass>> CreatePassByName(std::string_view name) {
+  for (const PassEntry& e : kPasses)
+    if (name == e.name) return e.create();
+  std::string known;
+  for (const PassEntry& e : kPasses) known += StrCat(known.empty() ? "" : ", ", e.name);
+  return Status::Error("unknown pass '", name, "' (known: ", known, ")");
+}
+
+std::vector<std::string> PassNames() {
+  std::vector<std::string> names;
+  for (const PassEntry& e : kPasses) names.push_back(e.name);
+  return names;
+}
+
+}  // namespace kiln::passes
