@@ -1,0 +1,313 @@
+#include "kernels/winograd/winograd.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+
+#include "kernels/gemm/ukernel_table.h"
+
+namespace kiln::winograd {
+namespace {
+
+constexpr size_t kTile = 6;  // input tile (alpha = m + r - 1)
+constexpr size_t kOut = 4;   // output tile
+constexpr size_t kPoints = kTile * kTile;
+
+size_t DivUp(size_t a, size_t b) { return (a + b - 1) / b; }
+
+// G (6x3): the filter transform, U = G g G^T.
+constexpr float kG[6][3] = {{1.0f / 4, 0, 0},
+                            {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                            {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                            {1.0f / 24, 1.0f / 12, 1.0f / 6},
+                            {1.0f / 24, -1.0f / 12, 1.0f / 6},
+                            {0, 0, 1}};
+
+// out[k][t] = (B^T in)[k][t] over six rows of n values: the rows of B^T written out, so that
+// the loops over t (tiles, contiguous) vectorize.
+void InputRows(const float* const in[6], float* const out[6], size_t n) {
+  const float *d0 = in[0], *d1 = in[1], *d2 = in[2], *d3 = in[3], *d4 = in[4], *d5 = in[5];
+  float *r0 = out[0], *r1 = out[1], *r2 = out[2], *r3 = out[3], *r4 = out[4], *r5 = out[5];
+  for (size_t t = 0; t < n; ++t) {
+    r0[t] = 4.0f * d0[t] - 5.0f * d2[t] + d4[t];
+    r1[t] = d3[t] + d4[t] - 4.0f * (d1[t] + d2[t]);
+    r2[t] = d4[t] - d3[t] + 4.0f * (d1[t] - d2[t]);
+    r3[t] = d4[t] - d2[t] + 2.0f * (d3[t] - d1[t]);
+    r4[t] = d4[t] - d2[t] + 2.0f * (d1[t] - d3[t]);
+    r5[t] = 4.0f * d1[t] - 5.0f * d3[t] + d5[t];
+  }
+}
+
+// out[k][t] = (A^T in)[k][t], four rows from six.
+void OutputRows(const float* const in[6], float* const out[4], size_t n) {
+  const float *o0 = in[0], *o1 = in[1], *o2 = in[2], *o3 = in[3], *o4 = in[4], *o5 = in[5];
+  float *s0 = out[0], *s1 = out[1], *s2 = out[2], *s3 = out[3];
+  for (size_t t = 0; t < n; ++t) {
+    const float a = o1[t] + o2[t], b = o1[t] - o2[t], c = o3[t] + o4[t], d = o3[t] - o4[t];
+    s0[t] = o0[t] + a + c;
+    s1[t] = b + 2.0f * d;
+    s2[t] = a + 4.0f * c;
+    s3[t] = b + 8.0f * d + o5[t];
+  }
+}
+
+struct Shape {
+  size_t oh, ow, tiles_h, tiles_w, tiles;  // tiles per image
+};
+
+Shape MakeShape(const WinogradConvParams& p) {
+  Shape s;
+  s.oh = p.out_h();
+  s.ow = p.out_w();
+  s.tiles_h = DivUp(s.oh, kOut);
+  s.tiles_w = DivUp(s.ow, kOut);
+  s.tiles = s.tiles_h * s.tiles_w;
+  return s;
+}
+
+size_t SlotFloats(size_t tb, size_t c, size_t m) { return 2 * kPoints * tb + kPoints * tb * (c + m); }
+
+}  // namespace
+
+bool WinogradSupported(size_t kh, size_t kw, size_t stride_h, size_t stride_w, size_t dilation_h,
+                       size_t dilation_w, size_t group) {
+  return kh == 3 && kw == 3 && stride_h == 1 && stride_w == 1 && dilation_h == 1 &&
+         dilation_w == 1 && group == 1;
+}
+
+Expected<PreparedWinograd> PreparedWinograd::Prepare(size_t m, size_t c, const float* w,
+                                                     std::optional<IsaLevel> isa) {
+  if (m == 0 || c == 0) return Status::Error("winograd: M = ", m, " and C = ", c, " must be > 0");
+  if (!w) return Status::Error("winograd: the weight pointer is null");
+  PreparedWinograd pw;
+  pw.m_ = m;
+  pw.c_ = c;
+  // U[p][m][c], one M x C matrix per transform point, then packed for the GEMM.
+  std::vector<float> u(kPoints * m * c);
+  for (size_t mi = 0; mi < m; ++mi) {
+    for (size_t ci = 0; ci < c; ++ci) {
+      const float* g = w + (mi * c + ci) * 9;
+      float gg[6][3];  // G g
+      for (size_t i = 0; i < 6; ++i) {
+        for (size_t b = 0; b < 3; ++b) {
+          gg[i][b] = kG[i][0] * g[b] + kG[i][1] * g[3 + b] + kG[i][2] * g[6 + b];
+        }
+      }
+      for (size_t i = 0; i < 6; ++i) {
+        for (size_t j = 0; j < 6; ++j) {
+          const float v = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
+          u[((i * 6 + j) * m + mi) * c + ci] = v;
+        }
+      }
+    }
+  }
+  pw.u_.reserve(kPoints);
+  for (size_t p = 0; p < kPoints; ++p) {
+    KILN_ASSIGN_OR_RETURN(gemm::PackedMatrix packed,
+                          gemm::PackA(m, c, u.data() + p * m * c, c, false, isa));
+    pw.isa_ = packed.isa();
+    pw.u_.push_back(std::move(packed));
+  }
+  return pw;
+}
+
+size_t PreparedWinograd::TilesPerBlock(const WinogradConvParams& p, size_t threads) const {
+  const Shape s = MakeShape(p);
+  // V and O of one block in about L2 (the GEMM streams U[p] from L2/L3 past them).
+  const size_t l2_floats = GetCpuInfo().l2_bytes / sizeof(float);
+  size_t tb = l2_floats / (kPoints * (c_ + m_));
+  tb = std::clamp<size_t>(tb / 16 * 16, 16, 256);
+  tb = std::min(tb, std::max<size_t>(s.tiles, 1));
+  // Enough blocks for every thread.
+  const size_t per_image = std::max<size_t>(1, DivUp(threads, std::max<size_t>(p.n, 1)));
+  if (DivUp(s.tiles, tb) < per_image) tb = std::max<size_t>(1, DivUp(s.tiles, per_image));
+  return tb;
+}
+
+size_t PreparedWinograd::WorkspaceFloats(const WinogradConvParams& p, size_t threads) const {
+  threads = std::max<size_t>(threads, 1);
+  return threads * SlotFloats(TilesPerBlock(p, threads), c_, m_);
+}
+
+Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const float* bias,
+                             const gemm::Epilogue& ep, float* y, ThreadPool* pool,
+                             float* workspace) const {
+  if (u_.empty()) return Status::Error("winograd: the layer was not prepared");
+  if (p.c != c_) {
+    return Status::Error("winograd: the input has ", p.c, " channels; the weights expect ", c_);
+  }
+  constexpr size_t kBig = size_t{1} << 30;
+  if (p.h >= kBig || p.w >= kBig || p.pad_top > kBig || p.pad_left > kBig ||
+      p.pad_bottom > kBig || p.pad_right > kBig) {
+    return Status::Error("winograd: input ", p.h, "x", p.w, " or its pads are too large");
+  }
+  const Shape s = MakeShape(p);
+  if (p.n == 0 || s.oh == 0 || s.ow == 0) return Status::Ok();
+  if (!x || !y) return Status::Error("winograd: null input or output pointer");
+  if (ep.bias_kind == gemm::BiasKind::kPerColumn) {
+    return Status::Error("winograd: a per-column bias has no meaning here (use one per channel)");
+  }
+  if (ep.bias_kind == gemm::BiasKind::kPerRow) {
+    if (!ep.bias) return Status::Error("winograd: a bias is requested but its pointer is null");
+    if (bias) return Status::Error("winograd: a bias is given both as an argument and in ep");
+    bias = ep.bias;
+  }
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  ukernels::F32VUnaryFn act = nullptr;
+  const gemm::GemmUkernel& guk = gemm::SelectGemmUkernel(isa_);
+  switch (ep.activation) {
+    case gemm::Activation::kNone:
+      break;
+    case gemm::Activation::kRelu:
+      lo = 0.0f;
+      break;
+    case gemm::Activation::kClip:
+      if (!(ep.clip_min <= ep.clip_max)) {
+        return Status::Error("winograd: clip bounds are [", ep.clip_min, ", ", ep.clip_max,
+                             "]; min must not exceed max");
+      }
+      lo = ep.clip_min;
+      hi = ep.clip_max;
+      break;
+    case gemm::Activation::kSilu:
+      act = guk.silu;
+      break;
+    case gemm::Activation::kHardSwish:
+      act = guk.hswish;
+      break;
+    case gemm::Activation::kGelu:
+      act = guk.gelu;
+      break;
+  }
+
+  const size_t threads = ThreadCount(pool);
+  const size_t tb = TilesPerBlock(p, threads);
+  const size_t blocks_per_image = DivUp(s.tiles, tb);
+  const size_t blocks = p.n * blocks_per_image;
+  const size_t slot_floats = SlotFloats(tb, c_, m_);
+  std::unique_ptr<float, void (*)(float*)> owned(nullptr, [](float* q) { std::free(q); });
+  if (!workspace) {
+    const size_t bytes = (threads * slot_floats * sizeof(float) + 63) / 64 * 64;
+    owned.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    if (!owned) return Status::Error("winograd: out of memory for ", bytes, " bytes of scratch");
+    workspace = owned.get();
+  }
+  const size_t c = c_, m = m_;
+
+  // The first GEMM error (there should be none: the shapes were checked above).
+  Status gemm_status;
+  std::mutex status_mu;
+  auto run_block = [&](size_t block, float* slot) {
+    const size_t img = block / blocks_per_image;
+    const size_t t0 = block % blocks_per_image * tb;
+    const size_t nt = std::min(tb, s.tiles - t0);
+    float* d = slot;                       // 36 x tb: gathered tile, then output rows
+    float* e = d + kPoints * tb;           // 36 x tb: after the row transform
+    float* v = e + kPoints * tb;           // 36 x C x tb
+    float* o = v + kPoints * c * tb;       // 36 x M x tb
+    const float* xi = x + img * c * p.h * p.w;
+    const long pt = static_cast<long>(p.pad_top), pl = static_cast<long>(p.pad_left);
+    const long h = static_cast<long>(p.h), w = static_cast<long>(p.w);
+
+    // Input transform, channel by channel: V[p][c][t] = (B^T d B)[p].
+    for (size_t ci = 0; ci < c; ++ci) {
+      const float* xc = xi + ci * p.h * p.w;
+      for (size_t t = 0; t < nt; ++t) {
+        const size_t tile = t0 + t;
+        const long y0 = static_cast<long>(tile / s.tiles_w * kOut) - pt;
+        const long x0 = static_cast<long>(tile % s.tiles_w * kOut) - pl;
+        if (y0 >= 0 && x0 >= 0 && y0 + 6 <= h && x0 + 6 <= w) {
+          const float* src = xc + y0 * w + x0;
+          for (size_t i = 0; i < 6; ++i) {
+            for (size_t j = 0; j < 6; ++j) d[(i * 6 + j) * tb + t] = src[i * w + j];
+          }
+        } else {
+          for (size_t i = 0; i < 6; ++i) {
+            const long iy = y0 + static_cast<long>(i);
+            for (size_t j = 0; j < 6; ++j) {
+              const long ix = x0 + static_cast<long>(j);
+              d[(i * 6 + j) * tb + t] =
+                  iy >= 0 && iy < h && ix >= 0 && ix < w ? xc[iy * w + ix] : 0.0f;
+            }
+          }
+        }
+      }
+      // Columns of each row i (in[k] = d[i][k]), then rows of each column (in[k] = e[k][j]).
+      for (size_t i = 0; i < 6; ++i) {
+        const float* in[6];
+        float* out[6];
+        for (size_t k = 0; k < 6; ++k) {
+          in[k] = d + (i * 6 + k) * tb;
+          out[k] = e + (i * 6 + k) * tb;
+        }
+        InputRows(in, out, nt);
+      }
+      for (size_t j = 0; j < 6; ++j) {
+        const float* in[6];
+        float* out[6];
+        for (size_t k = 0; k < 6; ++k) {
+          in[k] = e + (k * 6 + j) * tb;
+          out[k] = v + ((k * 6 + j) * c + ci) * tb;
+        }
+        InputRows(in, out, nt);
+      }
+    }
+
+    // O[p] = U[p] V[p]: M x nt, for each of the 36 points.
+    gemm::Options opt;
+    for (size_t pt_i = 0; pt_i < kPoints; ++pt_i) {
+      Status st = gemm::SgemmPackedA(u_[pt_i], nt, v + pt_i * c * tb, tb, o + pt_i * m * tb, tb,
+                                     opt);
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> lock(status_mu);
+        if (gemm_status.ok()) gemm_status = st;
+      }
+    }
+
+    // Output transform, channel by channel, with the bias and activation.
+    float* yi = y + img * m * s.oh * s.ow;
+    for (size_t mi = 0; mi < m; ++mi) {
+      float* rows = e;  // 4 x 6 x tb after the column pass
+      for (size_t j = 0; j < 6; ++j) {
+        const float* in[6];
+        float* out[4];
+        for (size_t k = 0; k < 6; ++k) in[k] = o + ((k * 6 + j) * m + mi) * tb;
+        for (size_t k = 0; k < 4; ++k) out[k] = rows + (k * 6 + j) * tb;
+        OutputRows(in, out, nt);
+      }
+      float* res = d;  // 16 x tb
+      for (size_t i = 0; i < 4; ++i) {
+        const float* in[6];
+        float* out[4];
+        for (size_t k = 0; k < 6; ++k) in[k] = rows + (i * 6 + k) * tb;
+        for (size_t k = 0; k < 4; ++k) out[k] = res + (i * 4 + k) * tb;
+        OutputRows(in, out, nt);
+      }
+      const float b = bias ? bias[mi] : 0.0f;
+      for (size_t k = 0; k < 16; ++k) {
+        float* r = res + k * tb;
+        for (size_t t = 0; t < nt; ++t) r[t] = std::min(std::max(r[t] + b, lo), hi);
+        if (act) act(nt, r, r);
+      }
+      float* ym = yi + mi * s.oh * s.ow;
+      for (size_t t = 0; t < nt; ++t) {
+        const size_t tile = t0 + t;
+        const size_t oy = tile / s.tiles_w * kOut, ox = tile % s.tiles_w * kOut;
+        const size_t rh = std::min(kOut, s.oh - oy), rw = std::min(kOut, s.ow - ox);
+        for (size_t i = 0; i < rh; ++i) {
+          for (size_t j = 0; j < rw; ++j) ym[(oy + i) * s.ow + ox + j] = res[(i * 4 + j) * tb + t];
+        }
+      }
+    }
+  };
+
+  for (size_t b0 = 0; b0 < blocks; b0 += threads) {
+    const size_t n = std::min(threads, blocks - b0);
+    auto task = [&](size_t i) { run_block(b0 + i, workspace + i * slot_floats); };
+    ParallelFor(n > 1 ? pool : nullptr, n, task);
+  }
+  return gemm_status;
+}
+
+}  // namespace kiln::winograd

@@ -1,0 +1,226 @@
+// Winograd F(4x4, 3x3) against the reference conv: odd sizes, pads, channel counts, bias and
+// activations, threads 1 and 2, every ISA level; and the error bound stated in winograd.h.
+#include "kernels/winograd/winograd.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/ref/conv.h"
+#include "support/cpu.h"
+#include "support/thread_pool.h"
+
+namespace kiln::winograd {
+namespace {
+
+constexpr uint32_t kSeed = 20261131;
+using gemm::Activation;
+
+std::vector<IsaLevel> IsaLevels() {
+  std::vector<IsaLevel> levels;
+  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (l <= ActiveIsa()) levels.push_back(l);
+  }
+  return levels;
+}
+
+ThreadPool* TwoThreads() {
+  static std::unique_ptr<ThreadPool> pool = std::move(ThreadPool::Create(2).value());
+  return pool.get();
+}
+
+// Exactly n floats, so that ASan catches a read past the last element.
+std::vector<float> Random(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+float Activate(float v, const gemm::Epilogue& ep) {
+  switch (ep.activation) {
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      return std::max(v, 0.0f);
+    case Activation::kClip:
+      return std::min(std::max(v, ep.clip_min), ep.clip_max);
+    case Activation::kSilu:
+      return static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
+    case Activation::kHardSwish:
+      return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
+    case Activation::kGelu:
+      return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+  }
+  return v;
+}
+
+struct Case {
+  WinogradConvParams p;
+  size_t m = 1;
+  bool bias = false;
+  Activation act = Activation::kNone;
+
+  std::string Describe(size_t threads, IsaLevel isa) const {
+    return StrCat("N=", p.n, " C=", p.c, " M=", m, " H=", p.h, " W=", p.w,
+                  " pads(t,l,b,r)=", p.pad_top, ",", p.pad_left, ",", p.pad_bottom, ",",
+                  p.pad_right, " bias=", bias, " act=", gemm::ActivationName(act),
+                  " threads=", threads, " isa=", IsaName(isa), " seed=", kSeed);
+  }
+};
+
+std::vector<float> Reference(const Case& k, const std::vector<float>& x,
+                             const std::vector<float>& w, const float* bias) {
+  const WinogradConvParams& p = k.p;
+  ref::ConvGeometry g;
+  g.batch = static_cast<int64_t>(p.n);
+  g.in_channels = static_cast<int64_t>(p.c);
+  g.out_channels = static_cast<int64_t>(k.m);
+  g.in = {1, static_cast<int64_t>(p.h), static_cast<int64_t>(p.w)};
+  g.out = {1, static_cast<int64_t>(p.out_h()), static_cast<int64_t>(p.out_w())};
+  g.kernel = {1, 3, 3};
+  g.pad_begin = {0, static_cast<int64_t>(p.pad_top), static_cast<int64_t>(p.pad_left)};
+  std::vector<float> y(p.n * k.m * p.out_h() * p.out_w());
+  ref::Conv<float>(g, x.data(), w.data(), bias, y.data());
+  return y;
+}
+
+// Runs one case at every ISA level and thread count; returns the largest |error| / bound seen
+// (> 1 is a failure, reported with the case).
+double Check(const Case& k, std::mt19937& rng) {
+  const WinogradConvParams& p = k.p;
+  const std::vector<float> x = Random(p.n * p.c * p.h * p.w, rng);
+  const std::vector<float> w = Random(k.m * p.c * 9, rng);
+  const std::vector<float> b = Random(k.m, rng);
+  const float* bias = k.bias ? b.data() : nullptr;
+  gemm::Epilogue ep;
+  ep.activation = k.act;
+  ep.clip_min = -0.25f;
+  ep.clip_max = 0.5f;
+  std::vector<float> want = Reference(k, x, w, bias);
+  for (float& v : want) v = Activate(v, ep);
+  // The bound of winograd.h; the activations used here are 1-Lipschitz (HardSwish: 1.5).
+  const double bound = 1.5 * kErrorFactor * std::ldexp(1.0, -23) * 9.0 * p.c + 1e-6;
+  double worst = 0.0;
+  for (IsaLevel isa : IsaLevels()) {
+    Expected<PreparedWinograd> pw = PreparedWinograd::Prepare(k.m, p.c, w.data(), isa);
+    if (!pw.ok()) {
+      ADD_FAILURE() << k.Describe(1, isa) << ": " << pw.status().message();
+      return 2.0;
+    }
+    for (size_t threads : {1, 2}) {
+      std::vector<float> y(want.size());
+      ThreadPool* pool = threads == 2 ? TwoThreads() : nullptr;
+      // Half of the runs bring their own exact-size workspace.
+      std::vector<float> ws(threads == 2 ? pw->WorkspaceFloats(p, 2) : 0);
+      const Status st =
+          pw->Run(p, x.data(), bias, ep, y.data(), pool, ws.empty() ? nullptr : ws.data());
+      if (!st.ok()) {
+        ADD_FAILURE() << k.Describe(threads, isa) << ": " << st.message();
+        return 2.0;
+      }
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double err = std::fabs(static_cast<double>(y[i]) - want[i]) / bound;
+        if (!(err <= 1.0)) {
+          ADD_FAILURE() << k.Describe(threads, isa) << ": y[" << i << "] = " << y[i] << ", want "
+                        << want[i] << " (bound " << bound << ")";
+          return 2.0;
+        }
+        worst = std::max(worst, err);
+      }
+    }
+  }
+  return worst;
+}
+
+TEST(Winograd, OddSizesAndPads) {
+  std::mt19937 rng(kSeed);
+  for (size_t h : {1, 2, 3, 5, 7, 13, 17, 56}) {
+    for (size_t w : {1, 2, 3, 5, 7, 13, 17, 56}) {
+      const size_t pads[][4] = {{1, 1, 1, 1}, {0, 0, 0, 0}, {0, 0, 1, 1}, {2, 1, 0, 3}};
+      for (const auto& pd : pads) {
+        Case k;
+        k.p.c = 3;
+        k.m = 5;
+        k.p.h = h;
+        k.p.w = w;
+        k.p.pad_top = pd[0];
+        k.p.pad_left = pd[1];
+        k.p.pad_bottom = pd[2];
+        k.p.pad_right = pd[3];
+        k.bias = true;
+        if (k.p.out_h() == 0 || k.p.out_w() == 0) continue;
+        if (Check(k, rng) > 1.0) return;
+      }
+    }
+  }
+}
+
+TEST(Winograd, ChannelsBatchBiasActivations) {
+  std::mt19937 rng(kSeed + 1);
+  for (size_t c : {1, 3, 8, 17, 32}) {
+    for (size_t m : {1, 7, 16, 33}) {
+      for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kClip,
+                             Activation::kSilu, Activation::kHardSwish, Activation::kGelu}) {
+        Case k;
+        k.p.n = c == 8 ? 2 : 1;
+        k.p.c = c;
+        k.m = m;
+        k.p.h = 11;
+        k.p.w = 14;
+        k.p.pad_top = k.p.pad_left = k.p.pad_bottom = k.p.pad_right = 1;
+        k.bias = (m & 1) != 0;
+        k.act = act;
+        if (Check(k, rng) > 1.0) return;
+      }
+    }
+  }
+}
+
+// The error bound of winograd.h on wide layers; also prints how close the worst case came.
+TEST(Winograd, ErrorBoundUpTo512Channels) {
+  std::mt19937 rng(kSeed + 2);
+  for (size_t c : {64, 256, 512}) {
+    Case k;
+    k.p.c = c;
+    k.m = 24;
+    k.p.h = 14;
+    k.p.w = 9;
+    k.p.pad_top = k.p.pad_left = k.p.pad_bottom = k.p.pad_right = 1;
+    const double worst = Check(k, rng);
+    if (worst > 1.0) return;
+    std::printf("winograd C=%zu: worst |error| / bound = %.3f\n", c, worst);
+  }
+}
+
+TEST(Winograd, BadArguments) {
+  EXPECT_FALSE(PreparedWinograd::Prepare(0, 3, nullptr).ok());
+  EXPECT_FALSE(PreparedWinograd::Prepare(2, 3, nullptr).ok());
+  EXPECT_TRUE(WinogradSupported(3, 3, 1, 1, 1, 1, 1));
+  EXPECT_FALSE(WinogradSupported(3, 3, 2, 2, 1, 1, 1));
+  EXPECT_FALSE(WinogradSupported(3, 3, 1, 1, 1, 1, 2));
+  const std::vector<float> w(2 * 3 * 9, 0.5f), x(3 * 5 * 5), b(2);
+  std::vector<float> y(2 * 5 * 5);
+  Expected<PreparedWinograd> pw = PreparedWinograd::Prepare(2, 3, w.data());
+  ASSERT_TRUE(pw.ok());
+  WinogradConvParams p;
+  p.c = 4;
+  p.h = p.w = 5;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  EXPECT_FALSE(pw->Run(p, x.data(), nullptr, {}, y.data()).ok());  // channel mismatch
+  p.c = 3;
+  EXPECT_TRUE(pw->Run(p, x.data(), nullptr, {}, y.data()).ok());
+  EXPECT_FALSE(pw->Run(p, nullptr, nullptr, {}, y.data()).ok());
+  gemm::Epilogue ep;
+  ep.bias_kind = gemm::BiasKind::kPerRow;
+  EXPECT_FALSE(pw->Run(p, x.data(), nullptr, ep, y.data()).ok());  // null ep.bias
+  EXPECT_FALSE(PreparedWinograd().Run(p, x.data(), nullptr, {}, y.data()).ok());
+}
+
+}  // namespace
+}  // namespace kiln::winograd
