@@ -33,8 +33,14 @@ Status LayerNorm(size_t rows, size_t cols, const float* x, const float* scale, c
     const size_t end = std::min(rows, (t + 1) * per_task);
     for (size_t r = t * per_task; r < end; ++r) {
       const float* xr = x + r * cols;
-      const float m = k.rsum(cols, xr) * inv_n;
-      const float var = k.rsumsqdiff(cols, xr, m) * inv_n;
+      // The float sum's mean is off by a few spacings of the values; the sums of differences
+      // from it correct that and give the variance (shifted data), both with small terms.
+      const float m0 = k.rsum(cols, xr) * inv_n;
+      float sum_diff = 0.0f, sum_sq = 0.0f;
+      k.rsumsqdiff(cols, xr, m0, &sum_diff, &sum_sq);
+      const float d = sum_diff * inv_n;
+      const float m = m0 + d;
+      const float var = std::max(sum_sq * inv_n - d * d, 0.0f);
       const float is = 1.0f / std::sqrt(var + epsilon);
       k.vlayernorm(cols, xr, m, is, scale, bias, y + r * cols);
       if (mean) mean[r] = m;

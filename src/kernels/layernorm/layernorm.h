@@ -1,7 +1,8 @@
 // fp32 layer normalization over the innermost axis of a [rows, cols] matrix:
 //   y = (x - mean) / sqrt(var + epsilon) * scale + bias,
-// with the population variance. Two passes over each row (the mean, then the sum of squared
-// differences from it) keep the variance accurate when the mean is large against the spread.
+// with the population variance. Two passes over each row (a first mean, then the sums of the
+// differences from it and of their squares, which correct the mean and give the variance) keep
+// both accurate when the mean is large against the spread.
 // The driver is portable C++ and splits rows over a ThreadPool. y may equal x (in place).
 #pragma once
 

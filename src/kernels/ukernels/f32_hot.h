@@ -62,8 +62,10 @@ using F32RAddExpMinusMaxFn = float (*)(size_t n, const float* x, float max);
 using F32RAddStoreExpMinusMaxFn = float (*)(size_t n, const float* x, float max, float* y);
 // y[i] = x[i] * s.
 using F32VScaleFn = void (*)(size_t n, const float* x, float s, float* y);
-// Sum of (x[i] - mean)^2.
-using F32RSumSqDiffFn = float (*)(size_t n, const float* x, float mean);
+// Sums of d[i] = x[i] - mean and of d[i]^2: with `mean` a first estimate, the first sum
+// corrects it and the second gives the variance around it.
+using F32RSumSqDiffFn = void (*)(size_t n, const float* x, float mean, float* sum_diff,
+                                 float* sum_sq);
 // y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i]; bias may be null (zero).
 using F32VLayerNormFn = void (*)(size_t n, const float* x, float mean, float inv_std,
                                  const float* scale, const float* bias, float* y);
@@ -102,7 +104,8 @@ using F32VLayerNormFn = void (*)(size_t n, const float* x, float mean, float inv
   float f32_raddexpminusmax__##S(size_t n, const float* x, float max);                          \
   float f32_raddstoreexpminusmax__##S(size_t n, const float* x, float max, float* y);           \
   void f32_vscale__##S(size_t n, const float* x, float s, float* y);                            \
-  float f32_rsumsqdiff__##S(size_t n, const float* x, float mean);                              \
+  void f32_rsumsqdiff__##S(size_t n, const float* x, float mean, float* sum_diff,              \
+                           float* sum_sq);                                                      \
   void f32_vlayernorm__##S(size_t n, const float* x, float mean, float inv_std,                 \
                            const float* scale, const float* bias, float* y);
 

@@ -217,27 +217,32 @@ inline float HotAddExpMinusMax(size_t n, const float* x, float max, float* y) {
 }
 
 template <class V>
-inline float HotSumSqDiff(size_t n, const float* x, float mean) {
+inline void HotSumSqDiff(size_t n, const float* x, float mean, float* sum_diff, float* sum_sq) {
   using T = typename V::T;
   constexpr size_t w = V::kWidth;
   const T vm = V::Set(mean);
-  T acc0 = V::Set(0.0f), acc1 = acc0;
+  T s0 = V::Set(0.0f), s1 = s0, q0 = s0, q1 = s0;
   size_t i = 0;
   for (; i + 2 * w <= n; i += 2 * w) {
     const T d0 = V::Sub(V::Load(x + i), vm);
     const T d1 = V::Sub(V::Load(x + i + w), vm);
-    acc0 = V::Fma(d0, d0, acc0);
-    acc1 = V::Fma(d1, d1, acc1);
+    s0 = V::Add(s0, d0);
+    s1 = V::Add(s1, d1);
+    q0 = V::Fma(d0, d0, q0);
+    q1 = V::Fma(d1, d1, q1);
   }
   for (; i + w <= n; i += w) {
     const T d = V::Sub(V::Load(x + i), vm);
-    acc0 = V::Fma(d, d, acc0);
+    s0 = V::Add(s0, d);
+    q0 = V::Fma(d, d, q0);
   }
   if (i < n) {
     const T d = V::Sub(V::LoadPartialOr(x + i, n - i, mean), vm);  // lanes past n give 0
-    acc1 = V::Fma(d, d, acc1);
+    s1 = V::Add(s1, d);
+    q1 = V::Fma(d, d, q1);
   }
-  return V::ReduceAdd(V::Add(acc0, acc1));
+  *sum_diff = V::ReduceAdd(V::Add(s0, s1));
+  *sum_sq = V::ReduceAdd(V::Add(q0, q1));
 }
 
 template <class V>
@@ -439,8 +444,9 @@ inline void HotPool2dRow(const float* x, size_t nrows, float* y, const F32Pool2d
     const V::T vs = V::Set(s);                                                                  \
     HotMap<V>(n, x, y, [vs](V::T v) { return V::Mul(v, vs); });                                 \
   }                                                                                             \
-  float f32_rsumsqdiff__##S(size_t n, const float* x, float mean) {                             \
-    return HotSumSqDiff<V>(n, x, mean);                                                         \
+  void f32_rsumsqdiff__##S(size_t n, const float* x, float mean, float* sum_diff,              \
+                           float* sum_sq) {                                                     \
+    HotSumSqDiff<V>(n, x, mean, sum_diff, sum_sq);                                              \
   }                                                                                             \
   void f32_vlayernorm__##S(size_t n, const float* x, float mean, float inv_std,                 \
                            const float* scale, const float* bias, float* y) {                   \
