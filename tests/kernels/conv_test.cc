@@ -23,12 +23,11 @@ namespace kiln::conv {
 namespace {
 
 constexpr uint32_t kSeed = 20261130;
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kGemm1x1,
-                                     Algorithm::kIm2colGemm, Algorithm::kDirectNchwc,
-                                     Algorithm::kDepthwise};
-constexpr gemm::Activation kActivations[] = {
-    gemm::Activation::kNone, gemm::Activation::kRelu,      gemm::Activation::kClip,
-    gemm::Activation::kSilu, gemm::Activation::kHardSwish, gemm::Activation::kGelu};
+constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kGemm1x1, Algorithm::kIm2colGemm,
+                                     Algorithm::kDirectNchwc, Algorithm::kDepthwise};
+constexpr gemm::Activation kActivations[] = {gemm::Activation::kNone,      gemm::Activation::kRelu,
+                                             gemm::Activation::kClip,      gemm::Activation::kSilu,
+                                             gemm::Activation::kHardSwish, gemm::Activation::kGelu};
 
 std::vector<IsaLevel> IsaLevels() {
   std::vector<IsaLevel> levels;
@@ -204,11 +203,10 @@ void RunCase(const Case& tc) {
   size_t bad = 0;
   for (size_t i = 0; i < y.size(); ++i) {
     const float expect = Activate(want[i], ro.epilogue);
-    const double tol =
-        1.2 * (2.0 * eps * static_cast<double>(k + 1) + 4.0 * eps) + 1e-6 * (1.0 + std::fabs(expect));
+    const double tol = 1.2 * (2.0 * eps * static_cast<double>(k + 1) + 4.0 * eps) +
+                       1e-6 * (1.0 + std::fabs(expect));
     if (!(std::fabs(y[i] - expect) <= tol) && ++bad <= 5) {
-      ADD_FAILURE() << "y[" << i << "] = " << y[i] << ", want " << expect << " (tol " << tol
-                    << ")";
+      ADD_FAILURE() << "y[" << i << "] = " << y[i] << ", want " << expect << " (tol " << tol << ")";
     }
   }
 }

@@ -30,8 +30,12 @@ IsaLevel Capped(std::optional<IsaLevel> cap) {
 
 }  // namespace
 
-size_t ConvParams::out_h() const { return Extent(h, pad_top, pad_bottom, kh, dilation_h, stride_h); }
-size_t ConvParams::out_w() const { return Extent(w, pad_left, pad_right, kw, dilation_w, stride_w); }
+size_t ConvParams::out_h() const {
+  return Extent(h, pad_top, pad_bottom, kh, dilation_h, stride_h);
+}
+size_t ConvParams::out_w() const {
+  return Extent(w, pad_left, pad_right, kw, dilation_w, stride_w);
+}
 
 double ConvParams::Flops() const {
   return 2.0 * static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(c / groups) *
@@ -39,20 +43,31 @@ double ConvParams::Flops() const {
 }
 
 std::string ConvParams::Describe() const {
-  return StrCat("N=", n, " C=", c, " H=", h, " W=", w, " M=", m, " k=", kh, "x", kw, " s=", stride_h,
-                "x", stride_w, " pads=", pad_top, ",", pad_left, ",", pad_bottom, ",", pad_right,
-                " d=", dilation_h, "x", dilation_w, " g=", groups);
+  return StrCat("N=", n, " C=", c, " H=", h, " W=", w, " M=", m, " k=", kh, "x", kw,
+                " s=", stride_h, "x", stride_w, " pads=", pad_top, ",", pad_left, ",", pad_bottom,
+                ",", pad_right, " d=", dilation_h, "x", dilation_w, " g=", groups);
 }
 
 Status ValidateParams(const ConvParams& p) {
-  const size_t dims[] = {p.n,        p.c,        p.h,        p.w,          p.m,
-                         p.kh,       p.kw,       p.stride_h, p.stride_w,   p.dilation_h,
-                         p.dilation_w, p.groups, p.pad_top + 1, p.pad_left + 1, p.pad_bottom + 1,
+  const size_t dims[] = {p.n,
+                         p.c,
+                         p.h,
+                         p.w,
+                         p.m,
+                         p.kh,
+                         p.kw,
+                         p.stride_h,
+                         p.stride_w,
+                         p.dilation_h,
+                         p.dilation_w,
+                         p.groups,
+                         p.pad_top + 1,
+                         p.pad_left + 1,
+                         p.pad_bottom + 1,
                          p.pad_right + 1};
   for (size_t d : dims) {
     if (d == 0 || d > kMaxDim) {
-      return Status::Error("conv: sizes must lie in [1, 2^24] (pads in [0, 2^24)): ",
-                           p.Describe());
+      return Status::Error("conv: sizes must lie in [1, 2^24] (pads in [0, 2^24)): ", p.Describe());
     }
   }
   if (p.c % p.groups != 0 || p.m % p.groups != 0) {
@@ -114,8 +129,7 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
   // The direct kernel wastes the padding of a channel block: only worth it when the input
   // channels fill most of one, and only where the microkernel is SIMD.
   const size_t block = SelectConvNchwcUkernel(isa).block;
-  if (p.groups == 1 && isa >= IsaLevel::kAvx2 && p.c * 4 >= block * 3 &&
-      p.kh * p.kw > 1) {
+  if (p.groups == 1 && isa >= IsaLevel::kAvx2 && p.c * 4 >= block * 3 && p.kh * p.kw > 1) {
     return Algorithm::kDirectNchwc;
   }
   return Algorithm::kIm2colGemm;
@@ -227,9 +241,23 @@ Expected<Algorithm> MeasureAlgorithm(const ConvParams& p, ThreadPool* pool,
   const IsaLevel level = Capped(isa);
   using Key = std::tuple<size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
                          size_t, size_t, size_t, size_t, size_t, size_t, size_t, int, size_t>;
-  const Key key{p.n,       p.c,        p.h,          p.w,         p.m,          p.kh,
-                p.kw,      p.stride_h, p.stride_w,   p.pad_top,   p.pad_left,   p.pad_bottom,
-                p.pad_right, p.dilation_h, p.dilation_w, p.groups, static_cast<int>(level),
+  const Key key{p.n,
+                p.c,
+                p.h,
+                p.w,
+                p.m,
+                p.kh,
+                p.kw,
+                p.stride_h,
+                p.stride_w,
+                p.pad_top,
+                p.pad_left,
+                p.pad_bottom,
+                p.pad_right,
+                p.dilation_h,
+                p.dilation_w,
+                p.groups,
+                static_cast<int>(level),
                 ThreadCount(pool)};
   static std::mutex mu;
   static std::map<Key, Algorithm> cache;
@@ -260,8 +288,8 @@ Expected<Algorithm> MeasureAlgorithm(const ConvParams& p, ThreadPool* pool,
     for (int rep = 0; rep < 3; ++rep) {
       const auto start = std::chrono::steady_clock::now();
       KILN_RETURN_IF_ERROR(Run(conv, x.data(), y.data(), o));
-      t = std::min(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                          .count());
+      t = std::min(t,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     if (t < best_s) {
       best_s = t;

@@ -11,7 +11,7 @@ namespace kiln::conv {
 struct ConvNchwcUkernel {
   const char* name;
   IsaLevel isa;
-  size_t block;        // c of NCHWc
+  size_t block;  // c of NCHWc
   size_t max_oc_blocks;
   ukernels::F32ConvNchwcFn fn;
 };

@@ -70,8 +70,7 @@ Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const Ru
             const ptrdiff_t iw = static_cast<ptrdiff_t>(ow * p.stride_w + kw * p.dilation_w) -
                                  static_cast<ptrdiff_t>(p.pad_left);
             if (iw < 0 || iw >= static_cast<ptrdiff_t>(p.w)) continue;
-            acc += xp[static_cast<size_t>(ih) * p.w + static_cast<size_t>(iw)] *
-                   wc[kh * p.kw + kw];
+            acc += xp[static_cast<size_t>(ih) * p.w + static_cast<size_t>(iw)] * wc[kh * p.kw + kw];
           }
         }
         yp[oh * ow_n + ow] = std::min(std::max(acc + b, clamp.min), clamp.max);

@@ -12,8 +12,7 @@ namespace kiln::conv {
 namespace {
 
 // The taps [lo, hi) of a window starting at `start` (may be negative) that land in [0, size).
-void ClipTaps(ptrdiff_t start, size_t taps, size_t dilation, size_t size, size_t* lo,
-              size_t* hi) {
+void ClipTaps(ptrdiff_t start, size_t taps, size_t dilation, size_t size, size_t* lo, size_t* hi) {
   const ptrdiff_t d = static_cast<ptrdiff_t>(dilation), n = static_cast<ptrdiff_t>(size);
   ptrdiff_t l = start < 0 ? (-start + d - 1) / d : 0;
   ptrdiff_t h = start > n - 1 ? 0 : (n - 1 - start) / d + 1;
@@ -101,8 +100,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
         k.bias = bias_tail;
       }
       float* y_row = y + ((n * mb_n + ob0) * oh_n + oh) * ow_n * c;
-      const ptrdiff_t ih0 = static_cast<ptrdiff_t>(oh * p.stride_h) -
-                            static_cast<ptrdiff_t>(p.pad_top);
+      const ptrdiff_t ih0 =
+          static_cast<ptrdiff_t>(oh * p.stride_h) - static_cast<ptrdiff_t>(p.pad_top);
       size_t kh_lo, kh_hi;
       ClipTaps(ih0, p.kh, p.dilation_h, p.h, &kh_lo, &kh_hi);
       const float* x_n = x + n * cb_n * p.h * p.w * c;

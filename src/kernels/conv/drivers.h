@@ -14,9 +14,7 @@ struct PreparedConvAccess {
   static IsaLevel& isa(PreparedConv& c) { return c.isa_; }
   static size_t& block(PreparedConv& c) { return c.block_; }
   static std::vector<gemm::PackedMatrix>& packed(PreparedConv& c) { return c.packed_; }
-  static const std::vector<gemm::PackedMatrix>& packed(const PreparedConv& c) {
-    return c.packed_;
-  }
+  static const std::vector<gemm::PackedMatrix>& packed(const PreparedConv& c) { return c.packed_; }
   static std::shared_ptr<const float>& weights(PreparedConv& c) { return c.weights_; }
   static const float* weights(const PreparedConv& c) { return c.weights_.get(); }
 };

@@ -51,8 +51,8 @@ void Im2colBlock(const ConvParams& p, const float* x, size_t j0, size_t nb, floa
             std::fill(d, d + (ow1 - ow0), 0.0f);
           } else {
             const float* row = xc + static_cast<size_t>(ih) * p.w;
-            const ptrdiff_t off = static_cast<ptrdiff_t>(kw * p.dilation_w) -
-                                  static_cast<ptrdiff_t>(p.pad_left);
+            const ptrdiff_t off =
+                static_cast<ptrdiff_t>(kw * p.dilation_w) - static_cast<ptrdiff_t>(p.pad_left);
             const ptrdiff_t sw = static_cast<ptrdiff_t>(p.stride_w);
             const ptrdiff_t w = static_cast<ptrdiff_t>(p.w);
             for (size_t ow = ow0; ow < ow1; ++ow) {

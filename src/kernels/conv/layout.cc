@@ -11,8 +11,8 @@ void ForEachBlock(size_t n, size_t blocks, ThreadPool* pool, Fn&& fn) {
 
 }  // namespace
 
-void NchwToNchwc(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src,
-                 float* dst, ThreadPool* pool) {
+void NchwToNchwc(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src, float* dst,
+                 ThreadPool* pool) {
   const size_t blocks = (c + block - 1) / block, hw = h * w;
   ForEachBlock(n, blocks, pool, [&](size_t b, size_t cb) {
     float* out = dst + (b * blocks + cb) * hw * block;
@@ -26,8 +26,8 @@ void NchwToNchwc(size_t n, size_t c, size_t h, size_t w, size_t block, const flo
   });
 }
 
-void NchwcToNchw(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src,
-                 float* dst, ThreadPool* pool) {
+void NchwcToNchw(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src, float* dst,
+                 ThreadPool* pool) {
   const size_t blocks = (c + block - 1) / block, hw = h * w;
   ForEachBlock(n, blocks, pool, [&](size_t b, size_t cb) {
     const float* in = src + (b * blocks + cb) * hw * block;

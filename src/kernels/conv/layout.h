@@ -14,11 +14,11 @@ inline size_t NchwcSize(size_t n, size_t c, size_t h, size_t w, size_t block) {
 }
 
 // dst holds NchwcSize(n, c, h, w, block) floats; the padding channels are written as zeros.
-void NchwToNchwc(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src,
-                 float* dst, ThreadPool* pool = nullptr);
+void NchwToNchwc(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src, float* dst,
+                 ThreadPool* pool = nullptr);
 
 // dst holds n * c * h * w floats; the padding channels of src are ignored.
-void NchwcToNchw(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src,
-                 float* dst, ThreadPool* pool = nullptr);
+void NchwcToNchw(size_t n, size_t c, size_t h, size_t w, size_t block, const float* src, float* dst,
+                 ThreadPool* pool = nullptr);
 
 }  // namespace kiln::conv

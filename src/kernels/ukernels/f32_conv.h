@@ -12,7 +12,8 @@ namespace kiln::ukernels {
 
 // One output row segment of a direct convolution in NCHWc (c = the kernel's block):
 //   out[ob][j][co] = clamp(op(out) + bias[ob * c + co]
-//                          + sum_{cb, kh, kw, ci} in(cb, kh, kw, j)[ci] * w(ob, cb, kh, kw)[ci][co])
+//                          + sum_{cb, kh, kw, ci} in(cb, kh, kw, j)[ci] * w(ob, cb, kh,
+//                          kw)[ci][co])
 // for ob < oc_blocks, j < ow, co < c, where
 //   in(cb, kh, kw, j) = input + cb * in_cb_stride + kh * in_kh_stride + kw * in_kw_stride
 //                       + j * in_ow_stride                         (c contiguous channels)
