@@ -62,7 +62,7 @@ float Activate(float v, const gemm::Epilogue& ep) {
 
 std::string Describe(const DwConvParams& p, bool bias, Activation act, size_t threads,
                      IsaLevel isa) {
-  return StrCat("N=", p.n, " C=", p.c, " H=", p.h, " W=", p.w, " k=", p.kh, "x", p.kw,
+  return StrCat("cb=", p.channel_block, " N=", p.n, " C=", p.c, " H=", p.h, " W=", p.w, " k=", p.kh, "x", p.kw,
                 " stride=", p.stride_h, "x", p.stride_w, " pads(t,l,b,r)=", p.pad_top, ",",
                 p.pad_left, ",", p.pad_bottom, ",", p.pad_right, " bias=", bias,
                 " act=", gemm::ActivationName(act), " threads=", threads, " isa=", IsaName(isa),
@@ -102,11 +102,35 @@ bool Check(const DwConvParams& p, bool with_bias, Activation act, std::mt19937& 
   for (float& v : want) v = Activate(v, ep);
   // Sums of kh * kw products of values in [-1, 1]: the error grows with the window.
   const float tol = 4e-7f * static_cast<float>(p.kh * p.kw + 1) + 1e-6f;
+  // NCHWc: x and y blocked by cb; x's padding lanes hold junk that zero weights must cancel.
+  const size_t cb = p.channel_block, blocks = (p.c + cb - 1) / cb, hw = p.h * p.w;
+  const size_t ohw = p.out_h() * p.out_w();
+  std::vector<float> xb(cb == 1 ? 0 : p.n * blocks * cb * hw, 0.75f);
+  for (size_t n = 0; cb > 1 && n < p.n; ++n) {
+    for (size_t c = 0; c < p.c; ++c) {
+      for (size_t i = 0; i < hw; ++i) {
+        xb[((n * blocks + c / cb) * hw + i) * cb + c % cb] = x[(n * p.c + c) * hw + i];
+      }
+    }
+  }
   for (IsaLevel isa : IsaLevels()) {
     for (size_t threads : thread_counts) {
       std::vector<float> y(want.size());
       ThreadPool* pool = threads == 2 ? TwoThreads() : nullptr;
-      const Status st = DwConv(p, x.data(), w.data(), bias, ep, y.data(), pool, isa);
+      Status st;
+      if (cb == 1) {
+        st = DwConv(p, x.data(), w.data(), bias, ep, y.data(), pool, isa);
+      } else {
+        std::vector<float> yb(p.n * blocks * cb * ohw);
+        st = DwConv(p, xb.data(), w.data(), bias, ep, yb.data(), pool, isa);
+        for (size_t n = 0; n < p.n; ++n) {
+          for (size_t c = 0; c < p.c; ++c) {
+            for (size_t i = 0; i < ohw; ++i) {
+              y[(n * p.c + c) * ohw + i] = yb[((n * blocks + c / cb) * ohw + i) * cb + c % cb];
+            }
+          }
+        }
+      }
       const std::string what = Describe(p, with_bias, act, threads, isa);
       if (!st.ok()) {
         ADD_FAILURE() << what << ": " << st.message();
@@ -211,6 +235,31 @@ TEST(DwConv, MobileNetShapes) {
   for (L l : {L{112, 1}, L{112, 2}, L{56, 1}, L{56, 2}, L{28, 2}, L{14, 1}, L{7, 1}}) {
     if (!Check(Make(6, l.hw, l.hw, 3, l.s, 1, 1, 1, 1), true, Activation::kClip, rng)) return;
   }
+}
+
+TEST(DwConv, BlockedChannels) {
+  std::mt19937 rng(kSeed + 5);
+  for (size_t cb : {8, 16}) {
+    for (size_t c : {1, 8, 17, 32}) {
+      for (size_t k : {3, 5, 7}) {
+        for (size_t s : {1, 2}) {
+          for (size_t hw : {1, 2, 5, 13, 17}) {
+            DwConvParams p = Make(c, hw, hw + 2, k, s, k / 2, k / 2, k / 2, (k / 2) + 1);
+            p.channel_block = cb;
+            p.n = c == 8 ? 2 : 1;
+            if (p.out_h() == 0 || p.out_w() == 0) continue;
+            if (!Check(p, c != 17, c == 32 ? Activation::kSilu : Activation::kClip, rng)) return;
+          }
+        }
+      }
+    }
+  }
+  DwConvParams p = Make(16, 9, 9, 9, 1, 4, 4, 4, 4);
+  p.channel_block = 16;
+  EXPECT_FALSE(DwConvSupported(p));  // blocked windows stop at 7x7
+  p.kh = p.kw = 3;
+  p.channel_block = 4;
+  EXPECT_FALSE(DwConvSupported(p));
 }
 
 TEST(DwConv, UnsupportedAndBadArguments) {

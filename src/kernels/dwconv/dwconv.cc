@@ -47,6 +47,16 @@ static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at the g
 
 // The rows pointer array lives on the stack: windows are bounded.
 constexpr size_t kMaxWindow = 64;
+// NCHWc copies one block's weights onto the stack.
+constexpr size_t kMaxBlockedWindow = 7;
+constexpr size_t kMaxBlock = 16;
+
+// The channel-blocked row kernel for block width cb within `cap`.
+F32DwConvRowCFn SelectRowC(size_t cb, IsaLevel cap) {
+  if (cap >= IsaLevel::kAvx512 && cb % 16 == 0) return f32_dwconv_nchwc16__avx512f;
+  if (cap >= IsaLevel::kAvx2 && cb % 8 == 0) return f32_dwconv_nchwc8__avx2_fma;
+  return f32_dwconv_nchwc__scalar;
+}
 
 // The newest specialized row for this window and stride within `cap`, else the generic one.
 const DwUkernel& SelectRow(const DwConvParams& p, IsaLevel cap) {
@@ -65,6 +75,8 @@ bool DwConvSupported(const DwConvParams& p) {
   if (p.dilation_h != 1 || p.dilation_w != 1) return false;
   if (p.stride_h == 0 || p.stride_w == 0 || p.kh == 0 || p.kw == 0) return false;
   if (p.kh > kMaxWindow || p.kw > kMaxWindow) return false;
+  if (p.channel_block != 1 && p.channel_block != 8 && p.channel_block != kMaxBlock) return false;
+  if (p.channel_block > 1 && (p.kh > kMaxBlockedWindow || p.kw > kMaxBlockedWindow)) return false;
   // Keeps every index computation far from overflow.
   constexpr size_t kBig = size_t{1} << 30;
   if (p.h >= kBig || p.w >= kBig || p.pad_top >= kBig || p.pad_bottom >= kBig ||
@@ -122,13 +134,59 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
 
   const DwUkernel& uk = SelectRow(p, cap);
   const size_t oh = p.out_h(), ow = p.out_w();
-  const size_t planes = p.n * p.c;
+  const size_t cb = p.channel_block;
+  const size_t planes = p.n * ((p.c + cb - 1) / cb);
   // Whole planes per task when there are enough of them; otherwise bands of rows, so that every
   // thread gets a share (a 7x7x1 batch-1 layer still splits).
   const size_t threads = ThreadCount(pool);
   size_t bands = 1;
   if (threads > 1 && planes < 4 * threads) bands = std::min(oh, (4 * threads + planes - 1) / planes);
   const size_t tasks = planes * bands;
+  if (cb > 1) {
+    const F32DwConvRowCFn fn = SelectRowC(cb, cap);
+    const size_t blocks = (p.c + cb - 1) / cb;
+    auto task = [&](size_t t) {
+      const size_t plane = t / bands, band = t % bands;
+      const size_t c0 = plane % blocks * cb;
+      const size_t oy0 = band * oh / bands, oy1 = (band + 1) * oh / bands;
+      // This block's weights as [ky][kx][lane] and its bias, zero in the padding lanes.
+      float wb[kMaxBlockedWindow * kMaxBlockedWindow * kMaxBlock];
+      float bb[kMaxBlock];
+      const size_t taps = p.kh * p.kw;
+      for (size_t l = 0; l < cb; ++l) {
+        const bool real = c0 + l < p.c;
+        bb[l] = real && bias ? bias[c0 + l] : 0.0f;
+        for (size_t k = 0; k < taps; ++k) wb[k * cb + l] = real ? w[(c0 + l) * taps + k] : 0.0f;
+      }
+      const float* xp = x + plane * p.h * p.w * cb;
+      const float* rows[kMaxBlockedWindow];
+      F32DwConvRowC args{};
+      args.kh = p.kh;
+      args.kw = p.kw;
+      args.stride = p.stride_w;
+      args.cb = cb;
+      args.in_w = p.w;
+      args.out_w = ow;
+      args.pad_left = p.pad_left;
+      args.rows = rows;
+      args.w = wb;
+      args.bias = bb;
+      args.min = lo;
+      args.max = hi;
+      for (size_t oy = oy0; oy < oy1; ++oy) {
+        for (size_t ky = 0; ky < p.kh; ++ky) {
+          const size_t iy = oy * p.stride_h + ky;
+          rows[ky] =
+              iy >= p.pad_top && iy - p.pad_top < p.h ? xp + (iy - p.pad_top) * p.w * cb : nullptr;
+        }
+        args.out = y + (plane * oh + oy) * ow * cb;
+        fn(&args);
+        if (act) act(ow * cb, args.out, args.out);
+      }
+    };
+    ParallelFor(threads > 1 ? pool : nullptr, tasks, task);
+    return Status::Ok();
+  }
   auto task = [&](size_t t) {
     const size_t plane = t / bands, band = t % bands;
     const size_t ch = plane % p.c;

@@ -1,4 +1,5 @@
-// Depthwise 2-D convolution (group == C == M, one filter per channel), fp32, NCHW, with the bias
+// Depthwise 2-D convolution (group == C == M, one filter per channel), fp32, NCHW or NCHWc8/16
+// (each pixel a vector of channels: the faster form, as oneDNN's), with the bias
 // and activation fused into the pass that writes each output row.
 //
 // The driver (portable C++) splits the N x C planes, and the rows inside them when there are few
@@ -24,6 +25,9 @@ struct DwConvParams {
   size_t stride_h = 1, stride_w = 1;
   size_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   size_t dilation_h = 1, dilation_w = 1;  // only 1 is handled (DwConvSupported says so)
+  // 1: NCHW. 8 or 16: NCHWc, x[N, ceil(C / cb), H, W, cb] and y likewise; the padding lanes of
+  // the last block are read from x and written in y as act(0) (weights and bias zero there).
+  size_t channel_block = 1;
 
   // Output y[N, C, out_h, out_w]; 0 when the window does not fit the padded input.
   size_t out_h() const {
@@ -39,10 +43,10 @@ struct DwConvParams {
 // True when DwConv computes this shape: dilation 1, strides >= 1, a window of 1x1 up to 64x64
 // that fits the padded input (any pads; outputs that see only padding are the bias). 3x3 and 5x5
 // at horizontal strides 1 and 2 get the specialized microkernels; other windows and strides a
-// portable row kernel. Otherwise the caller falls back (ref or im2col).
+// portable row kernel. NCHWc takes windows up to 7x7. Otherwise the caller falls back.
 bool DwConvSupported(const DwConvParams& p);
 
-// y = act(dwconv(x, w) + bias), NCHW.
+// y = act(dwconv(x, w) + bias), NCHW or NCHWc (p.channel_block).
 //   w: [C, 1, kh, kw]; bias: null or C values.
 //   ep: the activation (none, ReLU, Clip/ReLU6, SiLU, HardSwish, GELU) and its clip bounds.
 //       A bias may come either as `bias` or as ep.bias with ep.bias_kind == kPerRow (one value

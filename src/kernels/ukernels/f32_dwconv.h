@@ -25,23 +25,42 @@ struct F32DwConvRow {
 };
 using F32DwConvRowFn = void (*)(const F32DwConvRow* args);
 
+// The channel-blocked (NCHWc) form: one output row of one block of cb channels.
+//   out[ox * cb + l] = clamp(bias[l] + sum_{ky, kx} w[(ky * kw + kx) * cb + l] *
+//                      in(ky, ox * stride + kx - pad_left)[l], min, max),
+// where in(ky, col) is rows[ky] + col * cb (cb floats) for 0 <= col < in_w, else zeros.
+// cb is 8 or 16 (the AVX2 kernel takes multiples of 8, the AVX-512 one multiples of 16).
+struct F32DwConvRowC {
+  size_t kh, kw, stride, cb;
+  size_t in_w, out_w, pad_left;
+  const float* const* rows;
+  const float* w;     // kh * kw * cb
+  const float* bias;  // cb
+  float min, max;
+  float* out;
+};
+using F32DwConvRowCFn = void (*)(const F32DwConvRowC* args);
+
 // scalar (any window and stride; and the specialized shapes, so every level has them)
 void f32_dwconv__scalar(const F32DwConvRow* args);
 void f32_dwconv3x3_s1__scalar(const F32DwConvRow* args);
 void f32_dwconv3x3_s2__scalar(const F32DwConvRow* args);
 void f32_dwconv5x5_s1__scalar(const F32DwConvRow* args);
 void f32_dwconv5x5_s2__scalar(const F32DwConvRow* args);
+void f32_dwconv_nchwc__scalar(const F32DwConvRowC* args);
 
 // avx2 + fma
 void f32_dwconv3x3_s1__avx2_fma(const F32DwConvRow* args);
 void f32_dwconv3x3_s2__avx2_fma(const F32DwConvRow* args);
 void f32_dwconv5x5_s1__avx2_fma(const F32DwConvRow* args);
 void f32_dwconv5x5_s2__avx2_fma(const F32DwConvRow* args);
+void f32_dwconv_nchwc8__avx2_fma(const F32DwConvRowC* args);
 
 // avx512 f
 void f32_dwconv3x3_s1__avx512f(const F32DwConvRow* args);
 void f32_dwconv3x3_s2__avx512f(const F32DwConvRow* args);
 void f32_dwconv5x5_s1__avx512f(const F32DwConvRow* args);
 void f32_dwconv5x5_s2__avx512f(const F32DwConvRow* args);
+void f32_dwconv_nchwc16__avx512f(const F32DwConvRowC* args);
 
 }  // namespace kiln::ukernels

@@ -120,3 +120,72 @@ void f32_dwconv5x5_s1__avx512f(const F32DwConvRow* a) { Row<5, 1>(a); }
 void f32_dwconv5x5_s2__avx512f(const F32DwConvRow* a) { Row<5, 2>(a); }
 
 }  // namespace kiln::ukernels
+
+// NCHWc rows (AVX-512F, 16 channels per vector): each output pixel is a vector of channels, so every window tap is one
+// aligned-width load and one FMA; four pixels run together for independent FMA chains, and only
+// pixels whose window crosses a row end test their taps.
+namespace kiln::ukernels {
+namespace {
+
+template <int K>
+void RowC(const F32DwConvRowC* a) {
+  const size_t kh = K ? K : a->kh, kw = K ? K : a->kw, cb = a->cb, s = a->stride;
+  const size_t in_w = a->in_w, out_w = a->out_w, pl = a->pad_left;
+  // Pixels [lo, hi) read only real columns.
+  size_t lo = (pl + s - 1) / s;
+  size_t hi = in_w + pl >= kw ? (in_w + pl - kw) / s + 1 : 0;
+  if (hi > out_w) hi = out_w;
+  if (lo > hi) lo = hi;
+  const __m512 vmin = _mm512_set1_ps(a->min), vmax = _mm512_set1_ps(a->max);
+  for (size_t g = 0; g < cb; g += 16) {
+    const float* w = a->w + g;
+    const __m512 vb = _mm512_loadu_ps(a->bias + g);
+    auto edge = [&](size_t ox) {
+      __m512 acc = vb;
+      const long base = static_cast<long>(ox * s) - static_cast<long>(pl);
+      for (size_t ky = 0; ky < kh; ++ky) {
+        if (!a->rows[ky]) continue;
+        for (size_t kx = 0; kx < kw; ++kx) {
+          const long col = base + static_cast<long>(kx);
+          if (col < 0 || col >= static_cast<long>(in_w)) continue;
+          acc = _mm512_fmadd_ps(_mm512_loadu_ps(w + (ky * kw + kx) * cb),
+                                _mm512_loadu_ps(a->rows[ky] + col * cb + g), acc);
+        }
+      }
+      _mm512_storeu_ps(a->out + ox * cb + g, _mm512_min_ps(_mm512_max_ps(acc, vmin), vmax));
+    };
+    for (size_t ox = 0; ox < lo; ++ox) edge(ox);
+    size_t ox = lo;
+    for (; ox + 4 <= hi; ox += 4) {
+      __m512 acc0 = vb, acc1 = vb, acc2 = vb, acc3 = vb;
+      for (size_t ky = 0; ky < kh; ++ky) {
+        if (!a->rows[ky]) continue;
+        const float* x = a->rows[ky] + (ox * s - pl) * cb + g;
+        const float* wk = w + ky * kw * cb;
+        for (size_t kx = 0; kx < kw; ++kx) {
+          const __m512 wv = _mm512_loadu_ps(wk + kx * cb);
+          acc0 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + kx * cb), acc0);
+          acc1 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (s + kx) * cb), acc1);
+          acc2 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (2 * s + kx) * cb), acc2);
+          acc3 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (3 * s + kx) * cb), acc3);
+        }
+      }
+      float* o = a->out + ox * cb + g;
+      _mm512_storeu_ps(o, _mm512_min_ps(_mm512_max_ps(acc0, vmin), vmax));
+      _mm512_storeu_ps(o + cb, _mm512_min_ps(_mm512_max_ps(acc1, vmin), vmax));
+      _mm512_storeu_ps(o + 2 * cb, _mm512_min_ps(_mm512_max_ps(acc2, vmin), vmax));
+      _mm512_storeu_ps(o + 3 * cb, _mm512_min_ps(_mm512_max_ps(acc3, vmin), vmax));
+    }
+    for (; ox < out_w; ++ox) edge(ox);
+  }
+}
+
+}  // namespace
+
+void f32_dwconv_nchwc16__avx512f(const F32DwConvRowC* a) {
+  if (a->kh == 3 && a->kw == 3) return RowC<3>(a);
+  if (a->kh == 5 && a->kw == 5) return RowC<5>(a);
+  RowC<0>(a);
+}
+
+}  // namespace kiln::ukernels
