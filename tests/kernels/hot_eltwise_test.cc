@@ -3,8 +3,6 @@
 // activations over odd sizes, in place, threads 1 and 2, at every ISA level the machine has.
 // The accuracy of exp, tanh, sigmoid, SiLU and GELU is measured against double precision over a
 // dense sweep; the bounds asserted here are the ones documented in ukernels/f32_hot_impl.h.
-#include "kernels/eltwise/eltwise.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/eltwise/eltwise.h"
 #include "kernels/eltwise/ukernel_table.h"
 #include "kernels/ref/elementwise.h"
 #include "support/cpu.h"
@@ -66,12 +65,18 @@ size_t Numel(const std::vector<int64_t>& d) {
 
 ref::BinaryKind RefKind(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kAdd: return ref::BinaryKind::kAdd;
-    case BinaryOp::kSub: return ref::BinaryKind::kSub;
-    case BinaryOp::kMul: return ref::BinaryKind::kMul;
-    case BinaryOp::kDiv: return ref::BinaryKind::kDiv;
-    case BinaryOp::kMax: return ref::BinaryKind::kMax;
-    case BinaryOp::kMin: return ref::BinaryKind::kMin;
+    case BinaryOp::kAdd:
+      return ref::BinaryKind::kAdd;
+    case BinaryOp::kSub:
+      return ref::BinaryKind::kSub;
+    case BinaryOp::kMul:
+      return ref::BinaryKind::kMul;
+    case BinaryOp::kDiv:
+      return ref::BinaryKind::kDiv;
+    case BinaryOp::kMax:
+      return ref::BinaryKind::kMax;
+    case BinaryOp::kMin:
+      return ref::BinaryKind::kMin;
   }
   return ref::BinaryKind::kAdd;
 }
@@ -92,16 +97,16 @@ std::vector<BroadcastCase> BroadcastCases() {
     cases.push_back({{1}, {n}});
   }
   cases.push_back({{2, 3, 17, 5}, {2, 3, 17, 5}});
-  cases.push_back({{2, 7, 5, 3}, {7, 1, 1}});      // per channel
-  cases.push_back({{7, 1, 1}, {1, 7, 9, 17}});     // per channel, on the left
-  cases.push_back({{31, 33}, {33}});               // row broadcast
+  cases.push_back({{2, 7, 5, 3}, {7, 1, 1}});   // per channel
+  cases.push_back({{7, 1, 1}, {1, 7, 9, 17}});  // per channel, on the left
+  cases.push_back({{31, 33}, {33}});            // row broadcast
   cases.push_back({{33}, {31, 33}});
-  cases.push_back({{31, 1}, {1, 33}});             // outer product
+  cases.push_back({{31, 1}, {1, 33}});  // outer product
   cases.push_back({{3, 1, 5, 1, 7}, {1, 4, 1, 6, 1}});
   cases.push_back({{2, 3, 1, 17}, {3, 16, 1}});
   cases.push_back({{1, 1, 1}, {1, 1}});
-  cases.push_back({{4, 0, 3}, {3}});              // empty output
-  cases.push_back({{64, 1000}, {64, 1}});         // long runs, chunked over threads
+  cases.push_back({{4, 0, 3}, {3}});       // empty output
+  cases.push_back({{64, 1000}, {64, 1}});  // long runs, chunked over threads
   cases.push_back({{3, 20000}, {20000}});
   return cases;
 }
@@ -121,8 +126,8 @@ TEST(HotEltwise, BinaryBroadcastMatchesReference) {
       for (IsaLevel isa : IsaLevels()) {
         for (size_t threads : {1, 2}) {
           SCOPED_TRACE(StrCat("op=", BinaryOpName(op), " a=", DimsString(bc.a),
-                              " b=", DimsString(bc.b), " isa=", IsaName(isa),
-                              " threads=", threads, " seed=", kSeed));
+                              " b=", DimsString(bc.b), " isa=", IsaName(isa), " threads=", threads,
+                              " seed=", kSeed));
           std::vector<float> y(n, -7.0f);
           Options o;
           o.isa = isa;
@@ -144,8 +149,8 @@ TEST(HotEltwise, BinaryInPlaceAndNaN) {
       std::vector<float> a = Random(111, -2.0f, 2.0f, rng), b = Random(37, 0.5f, 3.0f, rng);
       a[5] = NAN;
       b[7] = NAN;
-      auto expect = ref::Binary(RefKind(op), Tensor::FromVector(a, dims),
-                                Tensor::FromVector(b, {37}));
+      auto expect =
+          ref::Binary(RefKind(op), Tensor::FromVector(a, dims), Tensor::FromVector(b, {37}));
       ASSERT_TRUE(expect.ok());
       Options o;
       o.isa = isa;
@@ -175,16 +180,26 @@ TEST(HotEltwise, BinaryErrors) {
 // The activation in double: the oracle for the accuracy sweep.
 double Exact(UnaryOp op, double x, const UnaryParams& p) {
   switch (op) {
-    case UnaryOp::kRelu: return std::max(x, 0.0);
-    case UnaryOp::kClip: return std::min(std::max(x, double{p.alpha}), double{p.beta});
-    case UnaryOp::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case UnaryOp::kTanh: return std::tanh(x);
-    case UnaryOp::kSilu: return x / (1.0 + std::exp(-x));
-    case UnaryOp::kHardSwish: return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
-    case UnaryOp::kHardSigmoid: return std::min(std::max(p.alpha * x + p.beta, 0.0), 1.0);
-    case UnaryOp::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    case UnaryOp::kExp: return std::exp(x);
-    case UnaryOp::kLeakyRelu: return x < 0 ? p.alpha * x : x;
+    case UnaryOp::kRelu:
+      return std::max(x, 0.0);
+    case UnaryOp::kClip:
+      return std::min(std::max(x, double{p.alpha}), double{p.beta});
+    case UnaryOp::kSigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case UnaryOp::kTanh:
+      return std::tanh(x);
+    case UnaryOp::kSilu:
+      return x / (1.0 + std::exp(-x));
+    case UnaryOp::kHardSwish:
+      return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
+    case UnaryOp::kHardSigmoid:
+      return std::min(std::max(p.alpha * x + p.beta, 0.0), 1.0);
+    case UnaryOp::kGelu:
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case UnaryOp::kExp:
+      return std::exp(x);
+    case UnaryOp::kLeakyRelu:
+      return x < 0 ? p.alpha * x : x;
   }
   return 0;
 }
@@ -194,15 +209,32 @@ bool RefUnary(UnaryOp op, const UnaryParams& p, ref::UnaryKind* kind, ref::Unary
   rp->alpha = p.alpha;
   rp->beta = p.beta;
   switch (op) {
-    case UnaryOp::kRelu: *kind = ref::UnaryKind::kRelu; return true;
-    case UnaryOp::kSigmoid: *kind = ref::UnaryKind::kSigmoid; return true;
-    case UnaryOp::kTanh: *kind = ref::UnaryKind::kTanh; return true;
-    case UnaryOp::kHardSwish: *kind = ref::UnaryKind::kHardSwish; return true;
-    case UnaryOp::kHardSigmoid: *kind = ref::UnaryKind::kHardSigmoid; return true;
-    case UnaryOp::kGelu: *kind = ref::UnaryKind::kGelu; return true;
-    case UnaryOp::kExp: *kind = ref::UnaryKind::kExp; return true;
-    case UnaryOp::kLeakyRelu: *kind = ref::UnaryKind::kLeakyRelu; return true;
-    default: return false;
+    case UnaryOp::kRelu:
+      *kind = ref::UnaryKind::kRelu;
+      return true;
+    case UnaryOp::kSigmoid:
+      *kind = ref::UnaryKind::kSigmoid;
+      return true;
+    case UnaryOp::kTanh:
+      *kind = ref::UnaryKind::kTanh;
+      return true;
+    case UnaryOp::kHardSwish:
+      *kind = ref::UnaryKind::kHardSwish;
+      return true;
+    case UnaryOp::kHardSigmoid:
+      *kind = ref::UnaryKind::kHardSigmoid;
+      return true;
+    case UnaryOp::kGelu:
+      *kind = ref::UnaryKind::kGelu;
+      return true;
+    case UnaryOp::kExp:
+      *kind = ref::UnaryKind::kExp;
+      return true;
+    case UnaryOp::kLeakyRelu:
+      *kind = ref::UnaryKind::kLeakyRelu;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -210,29 +242,29 @@ bool RefUnary(UnaryOp op, const UnaryParams& p, ref::UnaryKind* kind, ref::Unary
 double Ulps(float y, double r) {
   if (std::isinf(r) || std::isnan(r)) return (y == r || (std::isnan(y) && std::isnan(r))) ? 0 : 1e9;
   const float rf = static_cast<float>(r);
-  const double spacing = std::max<double>(
-      std::nextafter(std::fabs(rf), INFINITY) - std::fabs(rf), std::numeric_limits<float>::denorm_min());
+  const double spacing = std::max<double>(std::nextafter(std::fabs(rf), INFINITY) - std::fabs(rf),
+                                          std::numeric_limits<float>::denorm_min());
   return std::fabs(static_cast<double>(y) - r) / spacing;
 }
 
 struct UnaryCase {
   UnaryOp op;
   UnaryParams params;
-  float lo, hi;     // the sweep
-  double max_ulp;   // documented bound (0: checked with abs_tol instead)
-  double abs_tol;   // |y - exact| <= abs_tol * max(1, |x|)
+  float lo, hi;    // the sweep
+  double max_ulp;  // documented bound (0: checked with abs_tol instead)
+  double abs_tol;  // |y - exact| <= abs_tol * max(1, |x|)
 };
 
 constexpr UnaryCase kUnaryCases[] = {
     {UnaryOp::kRelu, {}, -10, 10, 0, 0},
     {UnaryOp::kClip, {-0.5f, 6.0f}, -10, 10, 0, 0},
-    {UnaryOp::kSigmoid, {}, -40, 40, 3, 0},  // measured 2.31 ulp
-    {UnaryOp::kTanh, {}, -12, 12, 3, 0},     // measured 2.48 ulp
-    {UnaryOp::kSilu, {}, -40, 40, 4, 0},     // measured 3.53 ulp
+    {UnaryOp::kSigmoid, {}, -40, 40, 3, 0},       // measured 2.31 ulp
+    {UnaryOp::kTanh, {}, -12, 12, 3, 0},          // measured 2.48 ulp
+    {UnaryOp::kSilu, {}, -40, 40, 4, 0},          // measured 3.53 ulp
     {UnaryOp::kHardSwish, {}, -10, 10, 0, 1e-7},  // measured 9.1e-8 abs
     {UnaryOp::kHardSigmoid, {0.2f, 0.5f}, -10, 10, 0, 1e-7},
-    {UnaryOp::kGelu, {}, -12, 12, 0, 2e-7},  // measured 1.74e-7 abs
-    {UnaryOp::kExp, {}, -87, 88, 1.5, 0},    // measured 1.25 ulp
+    {UnaryOp::kGelu, {}, -12, 12, 0, 2e-7},              // measured 1.74e-7 abs
+    {UnaryOp::kExp, {}, -87, 88, 1.5, 0},                // measured 1.25 ulp
     {UnaryOp::kLeakyRelu, {0.01f, 0}, -10, 10, 0.5, 0},  // one rounding
 };
 
@@ -250,8 +282,8 @@ TEST(HotEltwise, UnaryAccuracySweep) {
       for (size_t i = 0; i < n; ++i) {
         const double r = Exact(uc.op, x[i], uc.params);
         worst_ulp = std::max(worst_ulp, Ulps(y[i], r));
-        worst_abs = std::max(worst_abs,
-                             std::fabs(y[i] - r) / std::max(1.0, std::fabs(double{x[i]})));
+        worst_abs =
+            std::max(worst_abs, std::fabs(y[i] - r) / std::max(1.0, std::fabs(double{x[i]})));
       }
       SCOPED_TRACE(StrCat("op=", UnaryOpName(uc.op), " isa=", IsaName(isa)));
       if (uc.max_ulp > 0) {
@@ -270,9 +302,9 @@ TEST(HotEltwise, UnaryAccuracySweep) {
 }
 
 TEST(HotEltwise, UnaryExtremes) {
-  const std::vector<float> x{0.0f, -0.0f, 1e-30f, -1e-30f, 1e-6f, -1e-6f, 88.5f, 89.0f, 100.0f,
-                             -88.0f, -100.0f, -104.0f, -200.0f, INFINITY, -INFINITY, 1e30f,
-                             -1e30f};
+  const std::vector<float> x{0.0f,    -0.0f,    1e-30f,    -1e-30f, 1e-6f,   -1e-6f,
+                             88.5f,   89.0f,    100.0f,    -88.0f,  -100.0f, -104.0f,
+                             -200.0f, INFINITY, -INFINITY, 1e30f,   -1e30f};
   for (IsaLevel isa : IsaLevels()) {
     std::vector<float> y(x.size());
     Options o;
@@ -321,7 +353,8 @@ TEST(HotEltwise, UnaryMatchesReferenceOddSizesInPlace) {
         ASSERT_TRUE(t.ok()) << t.status().message();
         std::memcpy(expect.data(), t->data<float>(), n * sizeof(float));
       } else {
-        for (size_t i = 0; i < n; ++i) expect[i] = static_cast<float>(Exact(uc.op, x[i], uc.params));
+        for (size_t i = 0; i < n; ++i)
+          expect[i] = static_cast<float>(Exact(uc.op, x[i], uc.params));
       }
       for (IsaLevel isa : IsaLevels()) {
         for (size_t threads : {1, 2}) {

@@ -61,12 +61,12 @@ std::vector<PoolCase> PoolCases() {
   std::vector<PoolCase> cases = {
       {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, false},
       {1, 3, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, false},
-      {2, 3, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false},   // ResNet stem shape, odd
+      {2, 3, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false},  // ResNet stem shape, odd
       {1, 2, 16, 40, 3, 3, 2, 2, 1, 1, 1, 1, true},
-      {1, 2, 15, 31, 2, 2, 2, 2, 0, 0, 0, 0, true},    // ceil adds a partial window
+      {1, 2, 15, 31, 2, 2, 2, 2, 0, 0, 0, 0, true},  // ceil adds a partial window
       {1, 1, 9, 70, 2, 2, 2, 2, 0, 0, 0, 0, false},
       {1, 2, 13, 45, 5, 5, 1, 1, 2, 2, 2, 2, false},
-      {1, 2, 11, 37, 3, 2, 3, 3, 1, 0, 1, 1, true},    // stride 3: the scalar row path
+      {1, 2, 11, 37, 3, 2, 3, 3, 1, 0, 1, 1, true},  // stride 3: the scalar row path
       {1, 1, 8, 64, 1, 7, 1, 1, 0, 3, 0, 3, false},
       {1, 1, 5, 16, 3, 1, 1, 2, 0, 0, 2, 0, false},
       {2, 1, 6, 100, 4, 3, 2, 2, 3, 2, 3, 2, true},
@@ -115,8 +115,8 @@ TEST(HotPool, MaxAndAveragePool2dMatchReference) {
     ref::AveragePool<float>(g, x.data(), expect_avg_pad.data(), true);
     for (IsaLevel isa : IsaLevels()) {
       for (size_t threads : {1, 2}) {
-        SCOPED_TRACE(StrCat(PoolString(pc), " isa=", IsaName(isa), " threads=", threads,
-                            " seed=", kSeed));
+        SCOPED_TRACE(
+            StrCat(PoolString(pc), " isa=", IsaName(isa), " threads=", threads, " seed=", kSeed));
         pool::Options o;
         o.isa = isa;
         o.pool = Pool(threads);
@@ -145,8 +145,7 @@ TEST(HotPool, GlobalPoolsMatchReference) {
       const std::vector<float> x = Random(planes * size, -3.0f, 3.0f, rng);
       std::vector<float> emax(planes), eavg(planes);
       ref::GlobalPool<float>(ref::GlobalPoolKind::kMax, planes, size, x.data(), emax.data(), 0);
-      ref::GlobalPool<float>(ref::GlobalPoolKind::kAverage, planes, size, x.data(), eavg.data(),
-                             0);
+      ref::GlobalPool<float>(ref::GlobalPoolKind::kAverage, planes, size, x.data(), eavg.data(), 0);
       for (IsaLevel isa : IsaLevels()) {
         for (size_t threads : {1, 2}) {
           SCOPED_TRACE(StrCat("planes=", planes, " size=", size, " isa=", IsaName(isa),
@@ -192,17 +191,19 @@ TEST(HotSoftmax, MatchesReferenceOddShapesInPlace) {
       // Large offsets: a kernel that forgot to subtract the max would overflow.
       std::vector<float> x = Random(rows * cols, -20.0f, 20.0f, rng);
       for (size_t r = 0; r < rows; ++r) x[r * cols] += 100.0f * static_cast<float>(r);
-      const Tensor tx = Tensor::FromVector(x, {static_cast<int64_t>(rows), static_cast<int64_t>(cols)});
+      const Tensor tx =
+          Tensor::FromVector(x, {static_cast<int64_t>(rows), static_cast<int64_t>(cols)});
       for (bool log : {false, true}) {
-        auto expect = ref::Softmax(tx, log ? ref::SoftmaxKind::kLogSoftmax : ref::SoftmaxKind::kSoftmax,
-                                   static_cast<int64_t>(rows), static_cast<int64_t>(cols), 1);
+        auto expect =
+            ref::Softmax(tx, log ? ref::SoftmaxKind::kLogSoftmax : ref::SoftmaxKind::kSoftmax,
+                         static_cast<int64_t>(rows), static_cast<int64_t>(cols), 1);
         ASSERT_TRUE(expect.ok()) << expect.status().message();
         for (IsaLevel isa : IsaLevels()) {
           for (size_t threads : {1, 2}) {
             for (bool in_place : {false, true}) {
-              SCOPED_TRACE(StrCat("rows=", rows, " cols=", cols, " log=", log, " isa=",
-                                  IsaName(isa), " threads=", threads, " in_place=", in_place,
-                                  " seed=", kSeed + 2));
+              SCOPED_TRACE(StrCat("rows=", rows, " cols=", cols, " log=", log,
+                                  " isa=", IsaName(isa), " threads=", threads,
+                                  " in_place=", in_place, " seed=", kSeed + 2));
               softmax::Options o;
               o.log = log;
               o.isa = isa;
@@ -258,9 +259,9 @@ TEST(HotLayerNorm, MatchesReferenceOddShapesInPlace) {
         for (IsaLevel isa : IsaLevels()) {
           for (size_t threads : {1, 2}) {
             for (bool in_place : {false, true}) {
-              SCOPED_TRACE(StrCat("rows=", rows, " cols=", cols, " bias=", with_bias, " isa=",
-                                  IsaName(isa), " threads=", threads, " in_place=", in_place,
-                                  " seed=", kSeed + 4));
+              SCOPED_TRACE(StrCat("rows=", rows, " cols=", cols, " bias=", with_bias,
+                                  " isa=", IsaName(isa), " threads=", threads,
+                                  " in_place=", in_place, " seed=", kSeed + 4));
               layernorm::Options o;
               o.isa = isa;
               o.pool = Pool(threads);

@@ -115,28 +115,44 @@ Status CheckDims(std::span<const int64_t> dims, const char* what, size_t* numel)
 
 const char* BinaryOpName(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kAdd: return "add";
-    case BinaryOp::kSub: return "sub";
-    case BinaryOp::kMul: return "mul";
-    case BinaryOp::kDiv: return "div";
-    case BinaryOp::kMax: return "max";
-    case BinaryOp::kMin: return "min";
+    case BinaryOp::kAdd:
+      return "add";
+    case BinaryOp::kSub:
+      return "sub";
+    case BinaryOp::kMul:
+      return "mul";
+    case BinaryOp::kDiv:
+      return "div";
+    case BinaryOp::kMax:
+      return "max";
+    case BinaryOp::kMin:
+      return "min";
   }
   return "?";
 }
 
 const char* UnaryOpName(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kRelu: return "relu";
-    case UnaryOp::kClip: return "clip";
-    case UnaryOp::kSigmoid: return "sigmoid";
-    case UnaryOp::kTanh: return "tanh";
-    case UnaryOp::kSilu: return "silu";
-    case UnaryOp::kHardSwish: return "hardswish";
-    case UnaryOp::kHardSigmoid: return "hardsigmoid";
-    case UnaryOp::kGelu: return "gelu";
-    case UnaryOp::kExp: return "exp";
-    case UnaryOp::kLeakyRelu: return "leakyrelu";
+    case UnaryOp::kRelu:
+      return "relu";
+    case UnaryOp::kClip:
+      return "clip";
+    case UnaryOp::kSigmoid:
+      return "sigmoid";
+    case UnaryOp::kTanh:
+      return "tanh";
+    case UnaryOp::kSilu:
+      return "silu";
+    case UnaryOp::kHardSwish:
+      return "hardswish";
+    case UnaryOp::kHardSigmoid:
+      return "hardsigmoid";
+    case UnaryOp::kGelu:
+      return "gelu";
+    case UnaryOp::kExp:
+      return "exp";
+    case UnaryOp::kLeakyRelu:
+      return "leakyrelu";
   }
   return "?";
 }

@@ -27,7 +27,7 @@ const char* BinaryOpName(BinaryOp op);
 
 enum class UnaryOp {
   kRelu,
-  kClip,         // min(max(x, alpha), beta)
+  kClip,  // min(max(x, alpha), beta)
   kSigmoid,
   kTanh,
   kSilu,         // x * sigmoid(x)
@@ -35,7 +35,7 @@ enum class UnaryOp {
   kHardSigmoid,  // max(0, min(1, alpha * x + beta))  (ONNX defaults 0.2, 0.5)
   kGelu,         // 0.5 x (1 + erf(x / sqrt 2))
   kExp,
-  kLeakyRelu,    // x < 0 ? alpha * x : x
+  kLeakyRelu,  // x < 0 ? alpha * x : x
 };
 inline constexpr size_t kUnaryOpCount = 10;
 const char* UnaryOpName(UnaryOp op);
@@ -51,11 +51,13 @@ struct Options {
 };
 
 // The numpy broadcast of two shapes, or an error naming both.
-Expected<std::vector<int64_t>> BroadcastDims(std::span<const int64_t> a, std::span<const int64_t> b);
+Expected<std::vector<int64_t>> BroadcastDims(std::span<const int64_t> a,
+                                             std::span<const int64_t> b);
 
 // y = a op b; y holds the broadcast shape, row-major and contiguous like a and b.
 Status Binary(BinaryOp op, std::span<const int64_t> a_dims, const float* a,
-              std::span<const int64_t> b_dims, const float* b, float* y, const Options& options = {});
+              std::span<const int64_t> b_dims, const float* b, float* y,
+              const Options& options = {});
 
 // y[i] = f(x[i]) for i < n.
 Status Unary(UnaryOp op, size_t n, const float* x, float* y, const UnaryParams& params = {},

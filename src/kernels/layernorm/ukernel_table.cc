@@ -9,11 +9,9 @@ using namespace ukernels;  // NOLINT: the table names every kernel
 
 constexpr LayerNormUkernel kTable[] = {
     // name, isa, rsum, rsumsqdiff, vlayernorm
-    {"scalar", IsaLevel::kScalar, f32_rsum__scalar, f32_rsumsqdiff__scalar,
-     f32_vlayernorm__scalar},
+    {"scalar", IsaLevel::kScalar, f32_rsum__scalar, f32_rsumsqdiff__scalar, f32_vlayernorm__scalar},
     {"avx2", IsaLevel::kAvx2, f32_rsum__avx2, f32_rsumsqdiff__avx2, f32_vlayernorm__avx2},
-    {"avx512", IsaLevel::kAvx512, f32_rsum__avx512, f32_rsumsqdiff__avx512,
-     f32_vlayernorm__avx512},
+    {"avx512", IsaLevel::kAvx512, f32_rsum__avx512, f32_rsumsqdiff__avx512, f32_vlayernorm__avx512},
 };
 
 constexpr bool TableIsWellFormed() {

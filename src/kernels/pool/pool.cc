@@ -62,8 +62,8 @@ Status Pool2d(const Pool2dParams& p, const float* x, float* y, const Options& op
       const size_t r0 = start < p.pad_top ? 0 : std::min(start - p.pad_top, p.in_h);
       const size_t r1 = stop < p.pad_top ? 0 : std::min(stop - p.pad_top, p.in_h);
       const size_t nrows = r1 > r0 ? r1 - r0 : 0;
-      rp.row_count = static_cast<float>(
-          p.count_include_pad ? std::min(stop, padded_h) - start : nrows);
+      rp.row_count =
+          static_cast<float>(p.count_include_pad ? std::min(stop, padded_h) - start : nrows);
       const float* xr = x + (plane * p.in_h + r0) * p.in_w;
       fn(xr, nrows, y + r * p.out_w, &rp);
     }
@@ -75,8 +75,8 @@ Status GlobalPool(size_t planes, size_t plane_size, const float* x, float* y,
                   const Options& options, bool max) {
   if (planes == 0) return Status::Ok();
   if (plane_size == 0 || x == nullptr || y == nullptr) {
-    return Status::Error(max ? "GlobalMaxPool" : "GlobalAveragePool", ": ", planes,
-                         " planes of ", plane_size, " elements, or a null pointer");
+    return Status::Error(max ? "GlobalMaxPool" : "GlobalAveragePool", ": ", planes, " planes of ",
+                         plane_size, " elements, or a null pointer");
   }
   const PoolUkernel& k = SelectPoolUkernel(options.isa.value_or(ActiveIsa()));
   const ukernels::F32ReduceFn fn = max ? k.gmaxpool : k.gavgpool;
@@ -100,8 +100,8 @@ Expected<size_t> PoolOutputSize(size_t in, size_t kernel, size_t stride, size_t 
   if (kernel == 0 || stride == 0) return Status::Error("pool kernel and stride must be positive");
   const size_t padded = in + pad_begin + pad_end;
   if (kernel > padded) {
-    return Status::Error("the pool window (", kernel, ") is larger than the padded input (",
-                         padded, ")");
+    return Status::Error("the pool window (", kernel, ") is larger than the padded input (", padded,
+                         ")");
   }
   const size_t span = padded - kernel;
   if (!ceil_mode) return span / stride + 1;

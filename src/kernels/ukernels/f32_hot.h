@@ -70,43 +70,42 @@ using F32RSumSqDiffFn = void (*)(size_t n, const float* x, float mean, float* su
 using F32VLayerNormFn = void (*)(size_t n, const float* x, float mean, float inv_std,
                                  const float* scale, const float* bias, float* y);
 
-#define KILN_DECLARE_F32_HOT_UKERNELS(S)                                                        \
-  void f32_vbinary_add__##S(size_t n, const float* a, const float* b, float* y);                \
-  void f32_vbinary_sub__##S(size_t n, const float* a, const float* b, float* y);                \
-  void f32_vbinary_mul__##S(size_t n, const float* a, const float* b, float* y);                \
-  void f32_vbinary_div__##S(size_t n, const float* a, const float* b, float* y);                \
-  void f32_vbinary_max__##S(size_t n, const float* a, const float* b, float* y);                \
-  void f32_vbinary_min__##S(size_t n, const float* a, const float* b, float* y);                \
-  void f32_vbinaryc_add__##S(size_t n, const float* a, const float* c, float* y);               \
-  void f32_vbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y);               \
-  void f32_vbinaryc_mul__##S(size_t n, const float* a, const float* c, float* y);               \
-  void f32_vbinaryc_div__##S(size_t n, const float* a, const float* c, float* y);               \
-  void f32_vbinaryc_max__##S(size_t n, const float* a, const float* c, float* y);               \
-  void f32_vbinaryc_min__##S(size_t n, const float* a, const float* c, float* y);               \
-  void f32_vrbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y);              \
-  void f32_vrbinaryc_div__##S(size_t n, const float* a, const float* c, float* y);              \
-  void f32_vrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);             \
-  void f32_vclip__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);             \
-  void f32_vsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);          \
-  void f32_vtanh__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);             \
-  void f32_vsilu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);             \
-  void f32_vhswish__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);           \
-  void f32_vhsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);         \
-  void f32_vgelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);             \
-  void f32_vexp__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);              \
-  void f32_vlrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);            \
-  void f32_maxpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p); \
-  void f32_avgpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p); \
-  float f32_gmaxpool__##S(size_t n, const float* x);                                            \
-  float f32_gavgpool__##S(size_t n, const float* x);                                            \
-  float f32_rmax__##S(size_t n, const float* x);                                                \
-  float f32_rsum__##S(size_t n, const float* x);                                                \
-  float f32_raddexpminusmax__##S(size_t n, const float* x, float max);                          \
-  float f32_raddstoreexpminusmax__##S(size_t n, const float* x, float max, float* y);           \
-  void f32_vscale__##S(size_t n, const float* x, float s, float* y);                            \
-  void f32_rsumsqdiff__##S(size_t n, const float* x, float mean, float* sum_diff,              \
-                           float* sum_sq);                                                      \
-  void f32_vlayernorm__##S(size_t n, const float* x, float mean, float inv_std,                 \
+#define KILN_DECLARE_F32_HOT_UKERNELS(S)                                                          \
+  void f32_vbinary_add__##S(size_t n, const float* a, const float* b, float* y);                  \
+  void f32_vbinary_sub__##S(size_t n, const float* a, const float* b, float* y);                  \
+  void f32_vbinary_mul__##S(size_t n, const float* a, const float* b, float* y);                  \
+  void f32_vbinary_div__##S(size_t n, const float* a, const float* b, float* y);                  \
+  void f32_vbinary_max__##S(size_t n, const float* a, const float* b, float* y);                  \
+  void f32_vbinary_min__##S(size_t n, const float* a, const float* b, float* y);                  \
+  void f32_vbinaryc_add__##S(size_t n, const float* a, const float* c, float* y);                 \
+  void f32_vbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y);                 \
+  void f32_vbinaryc_mul__##S(size_t n, const float* a, const float* c, float* y);                 \
+  void f32_vbinaryc_div__##S(size_t n, const float* a, const float* c, float* y);                 \
+  void f32_vbinaryc_max__##S(size_t n, const float* a, const float* c, float* y);                 \
+  void f32_vbinaryc_min__##S(size_t n, const float* a, const float* c, float* y);                 \
+  void f32_vrbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y);                \
+  void f32_vrbinaryc_div__##S(size_t n, const float* a, const float* c, float* y);                \
+  void f32_vrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);               \
+  void f32_vclip__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);               \
+  void f32_vsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);            \
+  void f32_vtanh__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);               \
+  void f32_vsilu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);               \
+  void f32_vhswish__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);             \
+  void f32_vhsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);           \
+  void f32_vgelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);               \
+  void f32_vexp__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);                \
+  void f32_vlrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);              \
+  void f32_maxpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p);   \
+  void f32_avgpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p);   \
+  float f32_gmaxpool__##S(size_t n, const float* x);                                              \
+  float f32_gavgpool__##S(size_t n, const float* x);                                              \
+  float f32_rmax__##S(size_t n, const float* x);                                                  \
+  float f32_rsum__##S(size_t n, const float* x);                                                  \
+  float f32_raddexpminusmax__##S(size_t n, const float* x, float max);                            \
+  float f32_raddstoreexpminusmax__##S(size_t n, const float* x, float max, float* y);             \
+  void f32_vscale__##S(size_t n, const float* x, float s, float* y);                              \
+  void f32_rsumsqdiff__##S(size_t n, const float* x, float mean, float* sum_diff, float* sum_sq); \
+  void f32_vlayernorm__##S(size_t n, const float* x, float mean, float inv_std,                   \
                            const float* scale, const float* bias, float* y);
 
 KILN_DECLARE_F32_HOT_UKERNELS(scalar)

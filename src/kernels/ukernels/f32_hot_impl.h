@@ -341,114 +341,113 @@ inline void HotPool2dRow(const float* x, size_t nrows, float* y, const F32Pool2d
 }  // namespace kiln::ukernels
 
 // Defines every kernel of f32_hot.h for ISA suffix S with the vector traits V.
-#define KILN_DEFINE_F32_HOT_UKERNELS(S, V)                                                      \
-  void f32_vbinary_add__##S(size_t n, const float* a, const float* b, float* y) {               \
-    HotBinary<V, HotOps<V>::Add>(n, a, b, y);                                                   \
-  }                                                                                             \
-  void f32_vbinary_sub__##S(size_t n, const float* a, const float* b, float* y) {               \
-    HotBinary<V, HotOps<V>::Sub>(n, a, b, y);                                                   \
-  }                                                                                             \
-  void f32_vbinary_mul__##S(size_t n, const float* a, const float* b, float* y) {               \
-    HotBinary<V, HotOps<V>::Mul>(n, a, b, y);                                                   \
-  }                                                                                             \
-  void f32_vbinary_div__##S(size_t n, const float* a, const float* b, float* y) {               \
-    HotBinary<V, HotOps<V>::Div>(n, a, b, y);                                                   \
-  }                                                                                             \
-  void f32_vbinary_max__##S(size_t n, const float* a, const float* b, float* y) {               \
-    HotBinary<V, HotOps<V>::Max>(n, a, b, y);                                                   \
-  }                                                                                             \
-  void f32_vbinary_min__##S(size_t n, const float* a, const float* b, float* y) {               \
-    HotBinary<V, HotOps<V>::Min>(n, a, b, y);                                                   \
-  }                                                                                             \
-  void f32_vbinaryc_add__##S(size_t n, const float* a, const float* c, float* y) {              \
-    HotBinaryC<V, HotOps<V>::Add>(n, a, c, y);                                                  \
-  }                                                                                             \
-  void f32_vbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y) {              \
-    HotBinaryC<V, HotOps<V>::Sub>(n, a, c, y);                                                  \
-  }                                                                                             \
-  void f32_vbinaryc_mul__##S(size_t n, const float* a, const float* c, float* y) {              \
-    HotBinaryC<V, HotOps<V>::Mul>(n, a, c, y);                                                  \
-  }                                                                                             \
-  void f32_vbinaryc_div__##S(size_t n, const float* a, const float* c, float* y) {              \
-    HotBinaryC<V, HotOps<V>::Div>(n, a, c, y);                                                  \
-  }                                                                                             \
-  void f32_vbinaryc_max__##S(size_t n, const float* a, const float* c, float* y) {              \
-    HotBinaryC<V, HotOps<V>::Max>(n, a, c, y);                                                  \
-  }                                                                                             \
-  void f32_vbinaryc_min__##S(size_t n, const float* a, const float* c, float* y) {              \
-    HotBinaryC<V, HotOps<V>::Min>(n, a, c, y);                                                  \
-  }                                                                                             \
-  void f32_vrbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y) {             \
-    HotRBinaryC<V, HotOps<V>::Sub>(n, a, c, y);                                                 \
-  }                                                                                             \
-  void f32_vrbinaryc_div__##S(size_t n, const float* a, const float* c, float* y) {             \
-    HotRBinaryC<V, HotOps<V>::Div>(n, a, c, y);                                                 \
-  }                                                                                             \
-  void f32_vrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {              \
-    HotMap<V>(n, x, y, [](V::T v) { return V::Max(v, V::Set(0.0f)); });                        \
-  }                                                                                             \
-  void f32_vclip__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {            \
-    const V::T lo = V::Set(p->alpha), hi = V::Set(p->beta);                                     \
-    HotMap<V>(n, x, y, [lo, hi](V::T v) { return V::Min(V::Max(v, lo), hi); });                 \
-  }                                                                                             \
-  void f32_vsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {           \
-    HotMap<V>(n, x, y, [](V::T v) { return HotSigmoid<V>(v); });                                \
-  }                                                                                             \
-  void f32_vtanh__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {              \
-    HotMap<V>(n, x, y, [](V::T v) { return HotTanh<V>(v); });                                   \
-  }                                                                                             \
-  void f32_vsilu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {              \
-    HotMap<V>(n, x, y, [](V::T v) { return V::Mul(v, HotSigmoid<V>(v)); });                     \
-  }                                                                                             \
-  void f32_vhswish__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {            \
-    HotMap<V>(n, x, y, [](V::T v) {                                                             \
-      const V::T t = V::Fma(v, V::Set(1.0f / 6.0f), V::Set(0.5f));                              \
-      return V::Mul(v, V::Min(V::Max(t, V::Set(0.0f)), V::Set(1.0f)));                          \
-    });                                                                                         \
-  }                                                                                             \
-  void f32_vhsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {        \
-    const V::T a = V::Set(p->alpha), b = V::Set(p->beta);                                       \
-    HotMap<V>(n, x, y, [a, b](V::T v) {                                                         \
-      return V::Min(V::Max(V::Fma(v, a, b), V::Set(0.0f)), V::Set(1.0f));                       \
-    });                                                                                         \
-  }                                                                                             \
-  void f32_vgelu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {              \
-    HotMap<V>(n, x, y, [](V::T v) { return HotGelu<V>(v); });                                   \
-  }                                                                                             \
-  void f32_vexp__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {               \
-    HotMap<V>(n, x, y, [](V::T v) { return HotExp<V>(v); });                                    \
-  }                                                                                             \
-  void f32_vlrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {           \
-    const V::T a = V::Set(p->alpha);                                                            \
-    HotMap<V>(n, x, y, [a](V::T v) { return V::IfNegative(v, V::Mul(v, a), v); });             \
-  }                                                                                             \
-  void f32_maxpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p) { \
-    HotPool2dRow<V, true>(x, nrows, y, p);                                                      \
-  }                                                                                             \
-  void f32_avgpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p) { \
-    HotPool2dRow<V, false>(x, nrows, y, p);                                                     \
-  }                                                                                             \
-  float f32_gmaxpool__##S(size_t n, const float* x) { return HotReduce<V, true>(n, x); }        \
-  float f32_gavgpool__##S(size_t n, const float* x) {                                           \
-    return HotReduce<V, false>(n, x) / static_cast<float>(n);                                   \
-  }                                                                                             \
-  float f32_rmax__##S(size_t n, const float* x) { return HotReduce<V, true>(n, x); }            \
-  float f32_rsum__##S(size_t n, const float* x) { return HotReduce<V, false>(n, x); }           \
-  float f32_raddexpminusmax__##S(size_t n, const float* x, float max) {                         \
-    return HotAddExpMinusMax<V, false>(n, x, max, nullptr);                                     \
-  }                                                                                             \
-  float f32_raddstoreexpminusmax__##S(size_t n, const float* x, float max, float* y) {          \
-    return HotAddExpMinusMax<V, true>(n, x, max, y);                                            \
-  }                                                                                             \
-  void f32_vscale__##S(size_t n, const float* x, float s, float* y) {                           \
-    const V::T vs = V::Set(s);                                                                  \
-    HotMap<V>(n, x, y, [vs](V::T v) { return V::Mul(v, vs); });                                 \
-  }                                                                                             \
-  void f32_rsumsqdiff__##S(size_t n, const float* x, float mean, float* sum_diff,              \
-                           float* sum_sq) {                                                     \
-    HotSumSqDiff<V>(n, x, mean, sum_diff, sum_sq);                                              \
-  }                                                                                             \
-  void f32_vlayernorm__##S(size_t n, const float* x, float mean, float inv_std,                 \
-                           const float* scale, const float* bias, float* y) {                   \
-    HotLayerNorm<V>(n, x, mean, inv_std, scale, bias, y);                                       \
+#define KILN_DEFINE_F32_HOT_UKERNELS(S, V)                                                         \
+  void f32_vbinary_add__##S(size_t n, const float* a, const float* b, float* y) {                  \
+    HotBinary<V, HotOps<V>::Add>(n, a, b, y);                                                      \
+  }                                                                                                \
+  void f32_vbinary_sub__##S(size_t n, const float* a, const float* b, float* y) {                  \
+    HotBinary<V, HotOps<V>::Sub>(n, a, b, y);                                                      \
+  }                                                                                                \
+  void f32_vbinary_mul__##S(size_t n, const float* a, const float* b, float* y) {                  \
+    HotBinary<V, HotOps<V>::Mul>(n, a, b, y);                                                      \
+  }                                                                                                \
+  void f32_vbinary_div__##S(size_t n, const float* a, const float* b, float* y) {                  \
+    HotBinary<V, HotOps<V>::Div>(n, a, b, y);                                                      \
+  }                                                                                                \
+  void f32_vbinary_max__##S(size_t n, const float* a, const float* b, float* y) {                  \
+    HotBinary<V, HotOps<V>::Max>(n, a, b, y);                                                      \
+  }                                                                                                \
+  void f32_vbinary_min__##S(size_t n, const float* a, const float* b, float* y) {                  \
+    HotBinary<V, HotOps<V>::Min>(n, a, b, y);                                                      \
+  }                                                                                                \
+  void f32_vbinaryc_add__##S(size_t n, const float* a, const float* c, float* y) {                 \
+    HotBinaryC<V, HotOps<V>::Add>(n, a, c, y);                                                     \
+  }                                                                                                \
+  void f32_vbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y) {                 \
+    HotBinaryC<V, HotOps<V>::Sub>(n, a, c, y);                                                     \
+  }                                                                                                \
+  void f32_vbinaryc_mul__##S(size_t n, const float* a, const float* c, float* y) {                 \
+    HotBinaryC<V, HotOps<V>::Mul>(n, a, c, y);                                                     \
+  }                                                                                                \
+  void f32_vbinaryc_div__##S(size_t n, const float* a, const float* c, float* y) {                 \
+    HotBinaryC<V, HotOps<V>::Div>(n, a, c, y);                                                     \
+  }                                                                                                \
+  void f32_vbinaryc_max__##S(size_t n, const float* a, const float* c, float* y) {                 \
+    HotBinaryC<V, HotOps<V>::Max>(n, a, c, y);                                                     \
+  }                                                                                                \
+  void f32_vbinaryc_min__##S(size_t n, const float* a, const float* c, float* y) {                 \
+    HotBinaryC<V, HotOps<V>::Min>(n, a, c, y);                                                     \
+  }                                                                                                \
+  void f32_vrbinaryc_sub__##S(size_t n, const float* a, const float* c, float* y) {                \
+    HotRBinaryC<V, HotOps<V>::Sub>(n, a, c, y);                                                    \
+  }                                                                                                \
+  void f32_vrbinaryc_div__##S(size_t n, const float* a, const float* c, float* y) {                \
+    HotRBinaryC<V, HotOps<V>::Div>(n, a, c, y);                                                    \
+  }                                                                                                \
+  void f32_vrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                 \
+    HotMap<V>(n, x, y, [](V::T v) { return V::Max(v, V::Set(0.0f)); });                            \
+  }                                                                                                \
+  void f32_vclip__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {               \
+    const V::T lo = V::Set(p->alpha), hi = V::Set(p->beta);                                        \
+    HotMap<V>(n, x, y, [lo, hi](V::T v) { return V::Min(V::Max(v, lo), hi); });                    \
+  }                                                                                                \
+  void f32_vsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {              \
+    HotMap<V>(n, x, y, [](V::T v) { return HotSigmoid<V>(v); });                                   \
+  }                                                                                                \
+  void f32_vtanh__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                 \
+    HotMap<V>(n, x, y, [](V::T v) { return HotTanh<V>(v); });                                      \
+  }                                                                                                \
+  void f32_vsilu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                 \
+    HotMap<V>(n, x, y, [](V::T v) { return V::Mul(v, HotSigmoid<V>(v)); });                        \
+  }                                                                                                \
+  void f32_vhswish__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {               \
+    HotMap<V>(n, x, y, [](V::T v) {                                                                \
+      const V::T t = V::Fma(v, V::Set(1.0f / 6.0f), V::Set(0.5f));                                 \
+      return V::Mul(v, V::Min(V::Max(t, V::Set(0.0f)), V::Set(1.0f)));                             \
+    });                                                                                            \
+  }                                                                                                \
+  void f32_vhsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {           \
+    const V::T a = V::Set(p->alpha), b = V::Set(p->beta);                                          \
+    HotMap<V>(n, x, y, [a, b](V::T v) {                                                            \
+      return V::Min(V::Max(V::Fma(v, a, b), V::Set(0.0f)), V::Set(1.0f));                          \
+    });                                                                                            \
+  }                                                                                                \
+  void f32_vgelu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                 \
+    HotMap<V>(n, x, y, [](V::T v) { return HotGelu<V>(v); });                                      \
+  }                                                                                                \
+  void f32_vexp__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                  \
+    HotMap<V>(n, x, y, [](V::T v) { return HotExp<V>(v); });                                       \
+  }                                                                                                \
+  void f32_vlrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {              \
+    const V::T a = V::Set(p->alpha);                                                               \
+    HotMap<V>(n, x, y, [a](V::T v) { return V::IfNegative(v, V::Mul(v, a), v); });                 \
+  }                                                                                                \
+  void f32_maxpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p) {   \
+    HotPool2dRow<V, true>(x, nrows, y, p);                                                         \
+  }                                                                                                \
+  void f32_avgpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p) {   \
+    HotPool2dRow<V, false>(x, nrows, y, p);                                                        \
+  }                                                                                                \
+  float f32_gmaxpool__##S(size_t n, const float* x) { return HotReduce<V, true>(n, x); }           \
+  float f32_gavgpool__##S(size_t n, const float* x) {                                              \
+    return HotReduce<V, false>(n, x) / static_cast<float>(n);                                      \
+  }                                                                                                \
+  float f32_rmax__##S(size_t n, const float* x) { return HotReduce<V, true>(n, x); }               \
+  float f32_rsum__##S(size_t n, const float* x) { return HotReduce<V, false>(n, x); }              \
+  float f32_raddexpminusmax__##S(size_t n, const float* x, float max) {                            \
+    return HotAddExpMinusMax<V, false>(n, x, max, nullptr);                                        \
+  }                                                                                                \
+  float f32_raddstoreexpminusmax__##S(size_t n, const float* x, float max, float* y) {             \
+    return HotAddExpMinusMax<V, true>(n, x, max, y);                                               \
+  }                                                                                                \
+  void f32_vscale__##S(size_t n, const float* x, float s, float* y) {                              \
+    const V::T vs = V::Set(s);                                                                     \
+    HotMap<V>(n, x, y, [vs](V::T v) { return V::Mul(v, vs); });                                    \
+  }                                                                                                \
+  void f32_rsumsqdiff__##S(size_t n, const float* x, float mean, float* sum_diff, float* sum_sq) { \
+    HotSumSqDiff<V>(n, x, mean, sum_diff, sum_sq);                                                 \
+  }                                                                                                \
+  void f32_vlayernorm__##S(size_t n, const float* x, float mean, float inv_std,                    \
+                           const float* scale, const float* bias, float* y) {                      \
+    HotLayerNorm<V>(n, x, mean, inv_std, scale, bias, y);                                          \
   }

@@ -19,8 +19,7 @@ struct V {
   static T LoadPartial(const float* p, size_t n) { return _mm256_maskload_ps(p, Mask(n)); }
   static T LoadPartialOr(const float* p, size_t n, float fill) {
     const __m256i m = Mask(n);
-    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
-                            _mm256_castsi256_ps(m));
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
   }
   static void StorePartial(float* p, T v, size_t n) { _mm256_maskstore_ps(p, Mask(n), v); }
   static T Set(float v) { return _mm256_set1_ps(v); }
