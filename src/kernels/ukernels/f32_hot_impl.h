@@ -333,6 +333,20 @@ inline void HotPool2dRow(const float* x, size_t nrows, float* y, const F32Pool2d
       }
       V::Store(y + ox, kMax ? acc : V::Mul(acc, scale));
     }
+    if (s == 1 && ox < hi) {
+      // The interior's last columns as one masked vector (reads stay inside the interior).
+      const size_t r = hi - ox;
+      T acc = V::Set(kMax ? -__builtin_inff() : 0.0f);
+      for (size_t row = 0; row < nrows; ++row) {
+        const float* base = x + row * rs + ox - pl;
+        for (size_t k = 0; k < kw; ++k) {
+          const T v = V::LoadPartial(base + k, r);
+          acc = kMax ? V::Max(acc, v) : V::Add(acc, v);
+        }
+      }
+      V::StorePartial(y + ox, kMax ? acc : V::Mul(acc, scale), r);
+      ox = hi;
+    }
   }
   for (; ox < ow; ++ox) one(ox);
 }
