@@ -4,6 +4,7 @@
 #include <charconv>
 #include <limits>
 #include <set>
+#include <system_error>
 
 #include "ir/printer.h"
 
@@ -108,12 +109,16 @@ class Cursor {
     std::string t = NumberToken();
     int64_t v = 0;
     auto res = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (t.empty() || res.ptr != t.data() + t.size()) return Error("expected an integer, got '", t, "'");
+    if (t.empty() || res.ec != std::errc() || res.ptr != t.data() + t.size())
+      return Error("expected an integer, got '", t, "'");
     return v;
   }
+  // Consumes the rest of the line.
   std::string_view Rest() {
     SkipSpaces();
-    return s_.substr(i_);
+    std::string_view r = s_.substr(i_);
+    i_ = s_.size();
+    return r;
   }
 
  private:
@@ -127,7 +132,8 @@ bool LooksFloat(const std::string& t) { return t.find_first_of(".eEn") != std::s
 Expected<double> ToDouble(Cursor& c, const std::string& t) {
   double v = 0;
   auto res = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (t.empty() || res.ptr != t.data() + t.size()) return c.Error("expected a number, got '", t, "'");
+  if (t.empty() || res.ec != std::errc() || res.ptr != t.data() + t.size())
+    return c.Error("expected a number, got '", t, "'");
   return v;
 }
 
@@ -168,7 +174,7 @@ template <class T>
 Status StoreInt(Cursor& c, const std::string& tok, T* out) {
   T v{};
   auto res = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-  if (tok.empty() || res.ptr != tok.data() + tok.size())
+  if (tok.empty() || res.ec != std::errc() || res.ptr != tok.data() + tok.size())
     return c.Error("expected an integer in range, got '", tok, "'");
   *out = v;
   return Status::Ok();
@@ -184,7 +190,7 @@ Status ParseElement(Cursor& c, Tensor& t, int64_t i) {
     case DType::kFloat32: {
       float v = 0;
       auto res = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-      if (tok.empty() || res.ptr != tok.data() + tok.size())
+      if (tok.empty() || res.ec != std::errc() || res.ptr != tok.data() + tok.size())
         return c.Error("expected a number, got '", tok, "'");
       t.data<float>()[i] = v;
       return Status::Ok();

@@ -53,6 +53,14 @@ std::optional<std::vector<float>> GemmBiasPerColumn(const ir::Node& gemm, int64_
   return v;
 }
 
+// "w" -> "w_folded"; a weight folded again keeps one suffix (FreshName numbers it).
+std::string FoldedName(const std::string& name) {
+  const std::string suffix = "_folded";
+  const bool has = name.size() >= suffix.size() &&
+                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return has ? name : name + suffix;
+}
+
 // Folds y = x * scale + shift into p's weights and bias; p then produces y directly.
 bool FoldInto(ir::Graph& g, const Producer& p, const ChannelAffine& affine, ir::Value* y) {
   ir::Node& n = *p.node;
@@ -70,9 +78,9 @@ bool FoldInto(ir::Graph& g, const Producer& p, const ChannelAffine& affine, ir::
   Tensor w2 = ScaleSlices(*w->constant, gemm && !trans_b ? 1 : 0, affine.scale);
   Tensor b2 = Tensor::FromVector(AffineBias(bias, affine), {p.channels});
   const std::string bias_base = n.has_input(2) ? n.inputs[2]->name : w->name + "_bias";
-  n.inputs[1] = AddConstant(g, w->name + "_folded", std::move(w2));
+  n.inputs[1] = AddConstant(g, FoldedName(w->name), std::move(w2));
   n.inputs.resize(3, nullptr);
-  n.inputs[2] = AddConstant(g, bias_base + "_folded", std::move(b2));
+  n.inputs[2] = AddConstant(g, FoldedName(bias_base), std::move(b2));
   if (gemm) {
     ir::Attribute beta;
     beta.kind = ir::Attribute::Kind::kFloat;
