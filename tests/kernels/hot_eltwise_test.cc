@@ -133,7 +133,9 @@ TEST(HotEltwise, BinaryBroadcastMatchesReference) {
           o.isa = isa;
           o.pool = Pool(threads);
           ASSERT_TRUE(Binary(op, bc.a, a.data(), bc.b, b.data(), y.data(), o).ok());
-          ASSERT_EQ(0, std::memcmp(y.data(), expect->data<float>(), n * sizeof(float)));
+          if (n > 0) {  // an empty output has no data pointers to compare
+            ASSERT_EQ(0, std::memcmp(y.data(), expect->data<float>(), n * sizeof(float)));
+          }
         }
       }
     }
