@@ -76,18 +76,26 @@ class Cursor {
       if (i_ >= s_.size()) break;
       char e = s_[i_++];
       switch (e) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
         case 'x': {
           unsigned v = 0;
-          auto res = std::from_chars(s_.data() + i_, s_.data() + std::min(i_ + 2, s_.size()), v, 16);
+          auto res =
+              std::from_chars(s_.data() + i_, s_.data() + std::min(i_ + 2, s_.size()), v, 16);
           if (res.ptr != s_.data() + i_ + 2) return Error("bad \\x escape");
           out += static_cast<char>(v);
           i_ += 2;
           break;
         }
-        default: out += e;
+        default:
+          out += e;
       }
     }
     if (i_ >= s_.size()) return Error("unterminated string");
@@ -199,7 +207,8 @@ Status ParseElement(Cursor& c, Tensor& t, int64_t i) {
       KILN_ASSIGN_OR_RETURN(t.data<double>()[i], ToDouble(c, tok));
       return Status::Ok();
     }
-    case DType::kFloat16: case DType::kBFloat16: {
+    case DType::kFloat16:
+    case DType::kBFloat16: {
       KILN_ASSIGN_OR_RETURN(double v, ToDouble(c, tok));
       const float f = static_cast<float>(v);
       t.data<uint16_t>()[i] = t.dtype() == DType::kFloat16 ? FloatToHalf(f) : FloatToBFloat16(f);
@@ -209,7 +218,8 @@ Status ParseElement(Cursor& c, Tensor& t, int64_t i) {
       if (tok != "0" && tok != "1") return c.Error("expected 0 or 1, got '", tok, "'");
       t.data<bool>()[i] = tok == "1";
       return Status::Ok();
-    default: break;
+    default:
+      break;
   }
   KILN_DISPATCH_INTEGER(t.dtype(), T, return c.Error("cannot hold data of this type"),
                         return StoreInt<T>(c, tok, t.data<T>() + i));
@@ -361,7 +371,8 @@ class Parser {
     while (pos_ < lines_.size()) {
       std::string_view l = lines_[pos_];
       size_t i = Indent(l);
-      if (i < l.size() && l[i] != '#' && l.substr(i).find_first_not_of(" \t\r") != std::string_view::npos)
+      if (i < l.size() && l[i] != '#' &&
+          l.substr(i).find_first_not_of(" \t\r") != std::string_view::npos)
         return;
       ++pos_;
     }
@@ -520,7 +531,8 @@ Expected<std::unique_ptr<Graph>> Parser::ParseGraphAt(size_t indent, const Graph
       Attribute* a = slots[next_slot++];
       KILN_ASSIGN_OR_RETURN(std::shared_ptr<Graph> sub, ParseGraphAt(ind, g.get()));
       if (a->kind == Attribute::Kind::kGraph) {
-        if (sub->name != a->s) return line.Error("expected subgraph '", a->s, "', got '", sub->name, "'");
+        if (sub->name != a->s)
+          return line.Error("expected subgraph '", a->s, "', got '", sub->name, "'");
         a->s.clear();
         a->g = std::move(sub);
       } else {
@@ -544,7 +556,8 @@ Expected<std::unique_ptr<Graph>> Parser::ParseGraphAt(size_t indent, const Graph
   for (const auto& v : g->values()) {
     if (!undefined_.count(v.get())) continue;
     if (parent == nullptr)
-      return Status::Error("graph '", g->name, "': value '", v->name, "' is used but never defined");
+      return Status::Error("graph '", g->name, "': value '", v->name,
+                           "' is used but never defined");
     v->is_outer = true;
     undefined_.erase(v.get());
   }

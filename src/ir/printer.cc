@@ -27,12 +27,19 @@ bool FlagBit(uint32_t seed, int64_t i, uint64_t r) {
 
 bool ReadFlagBit(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kFloat16: case DType::kBFloat16: return (t.data<uint16_t>()[i] & 0x8000u) != 0;
-    case DType::kFloat32: return std::signbit(t.data<float>()[i]);
-    case DType::kFloat64: return std::signbit(t.data<double>()[i]);
-    case DType::kBool: return t.data<bool>()[i];
-    case DType::kString: return !t.strings()[i].empty() && t.strings()[i][0] == '1';
-    default: break;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return (t.data<uint16_t>()[i] & 0x8000u) != 0;
+    case DType::kFloat32:
+      return std::signbit(t.data<float>()[i]);
+    case DType::kFloat64:
+      return std::signbit(t.data<double>()[i]);
+    case DType::kBool:
+      return t.data<bool>()[i];
+    case DType::kString:
+      return !t.strings()[i].empty() && t.strings()[i][0] == '1';
+    default:
+      break;
   }
   if (IsSigned(t.dtype())) return t.AsInt64(i) < 0;
   return (t.AsInt64(i) & 1) != 0;
@@ -47,22 +54,33 @@ void SetFillElement(Tensor& t, int64_t at, uint32_t seed, int64_t i) {
   const int64_t s = (bit ? -1 : 1) * static_cast<int64_t>(r % 8 + 1);
   const uint64_t u = ((r >> 1) % 8) * 2 + (bit ? 1 : 0);
   switch (t.dtype()) {
-    case DType::kFloat32: t.data<float>()[at] = static_cast<float>(f); return;
-    case DType::kFloat64: t.data<double>()[at] = f; return;
-    case DType::kFloat16: t.data<uint16_t>()[at] = FloatToHalf(static_cast<float>(f)); return;
-    case DType::kBFloat16: t.data<uint16_t>()[at] = FloatToBFloat16(static_cast<float>(f)); return;
-    case DType::kBool: t.data<bool>()[at] = bit; return;
+    case DType::kFloat32:
+      t.data<float>()[at] = static_cast<float>(f);
+      return;
+    case DType::kFloat64:
+      t.data<double>()[at] = f;
+      return;
+    case DType::kFloat16:
+      t.data<uint16_t>()[at] = FloatToHalf(static_cast<float>(f));
+      return;
+    case DType::kBFloat16:
+      t.data<uint16_t>()[at] = FloatToBFloat16(static_cast<float>(f));
+      return;
+    case DType::kBool:
+      t.data<bool>()[at] = bit;
+      return;
     case DType::kString: {
       char hex[8];
       std::snprintf(hex, sizeof(hex), "%04x", static_cast<unsigned>(r & 0xffff));
       t.strings()[at] = std::string(bit ? "1" : "0") + hex;
       return;
     }
-    default: break;
+    default:
+      break;
   }
-  KILN_DISPATCH_INTEGER(t.dtype(), T, return,
-                        t.data<T>()[at] = IsSigned(t.dtype()) ? static_cast<T>(s)
-                                                             : static_cast<T>(u));
+  KILN_DISPATCH_INTEGER(
+      t.dtype(), T, return,
+      t.data<T>()[at] = IsSigned(t.dtype()) ? static_cast<T>(s) : static_cast<T>(u));
 }
 
 bool SameElement(const Tensor& a, int64_t ia, const Tensor& b, int64_t ib) {
@@ -106,11 +124,21 @@ std::string Escaped(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char hex[8];
@@ -126,13 +154,21 @@ std::string Escaped(const std::string& s) {
 
 std::string Element(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kFloat32: return Shortest(t.data<float>()[i]);
-    case DType::kFloat64: return Shortest(t.data<double>()[i]);
-    case DType::kFloat16: case DType::kBFloat16: return Shortest(static_cast<float>(t.AsDouble(i)));
-    case DType::kBool: return t.data<bool>()[i] ? "1" : "0";
-    case DType::kUInt64: return std::to_string(t.data<uint64_t>()[i]);
-    case DType::kString: return Escaped(t.strings()[i]);
-    default: return std::to_string(t.AsInt64(i));
+    case DType::kFloat32:
+      return Shortest(t.data<float>()[i]);
+    case DType::kFloat64:
+      return Shortest(t.data<double>()[i]);
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return Shortest(static_cast<float>(t.AsDouble(i)));
+    case DType::kBool:
+      return t.data<bool>()[i] ? "1" : "0";
+    case DType::kUInt64:
+      return std::to_string(t.data<uint64_t>()[i]);
+    case DType::kString:
+      return Escaped(t.strings()[i]);
+    default:
+      return std::to_string(t.AsInt64(i));
   }
 }
 
@@ -272,9 +308,12 @@ std::string PrintType(const ValueType& type) {
   for (size_t i = 0; i < type.shape->size(); ++i) {
     const Dim& d = (*type.shape)[i];
     if (i) s += ',';
-    if (d.is_static()) s += std::to_string(d.value);
-    else if (!d.symbol.empty()) s += QuoteName(d.symbol, false);
-    else s += '?';
+    if (d.is_static())
+      s += std::to_string(d.value);
+    else if (!d.symbol.empty())
+      s += QuoteName(d.symbol, false);
+    else
+      s += '?';
   }
   return s + ']';
 }
@@ -282,16 +321,26 @@ std::string PrintType(const ValueType& type) {
 std::string PrintAttribute(const Attribute& a) {
   using K = Attribute::Kind;
   switch (a.kind) {
-    case K::kFloat: return AttrFloat(a.f);
-    case K::kInt: return StrCat(a.i);
-    case K::kString: return Escaped(a.s);
-    case K::kTensor: return TensorLiteral(a.t);
-    case K::kGraph: return StrCat("graph(", QuoteName(a.g ? a.g->name : "", false), ")");
-    case K::kFloats: return StrCat(a.floats.empty() ? "floats" : "", List(a.floats, AttrFloat));
-    case K::kInts: return List(a.ints, [](int64_t i) { return std::to_string(i); });
-    case K::kStrings: return StrCat(a.strings.empty() ? "strings" : "", List(a.strings, Escaped));
-    case K::kTensors: return StrCat("tensors", List(a.tensors, TensorLiteral));
-    case K::kGraphs: return StrCat("graphs(", a.graphs.size(), ")");
+    case K::kFloat:
+      return AttrFloat(a.f);
+    case K::kInt:
+      return StrCat(a.i);
+    case K::kString:
+      return Escaped(a.s);
+    case K::kTensor:
+      return TensorLiteral(a.t);
+    case K::kGraph:
+      return StrCat("graph(", QuoteName(a.g ? a.g->name : "", false), ")");
+    case K::kFloats:
+      return StrCat(a.floats.empty() ? "floats" : "", List(a.floats, AttrFloat));
+    case K::kInts:
+      return List(a.ints, [](int64_t i) { return std::to_string(i); });
+    case K::kStrings:
+      return StrCat(a.strings.empty() ? "strings" : "", List(a.strings, Escaped));
+    case K::kTensors:
+      return StrCat("tensors", List(a.tensors, TensorLiteral));
+    case K::kGraphs:
+      return StrCat("graphs(", a.graphs.size(), ")");
   }
   return "?";
 }

@@ -23,19 +23,28 @@ bool SameAttribute(const ir::Attribute& a, const ir::Attribute& b) {
   using K = ir::Attribute::Kind;
   if (a.kind != b.kind) return false;
   switch (a.kind) {
-    case K::kFloat: return a.f == b.f;
-    case K::kInt: return a.i == b.i;
-    case K::kString: return a.s == b.s;
-    case K::kTensor: return SameTensor(a.t, b.t);
-    case K::kFloats: return a.floats == b.floats;
-    case K::kInts: return a.ints == b.ints;
-    case K::kStrings: return a.strings == b.strings;
+    case K::kFloat:
+      return a.f == b.f;
+    case K::kInt:
+      return a.i == b.i;
+    case K::kString:
+      return a.s == b.s;
+    case K::kTensor:
+      return SameTensor(a.t, b.t);
+    case K::kFloats:
+      return a.floats == b.floats;
+    case K::kInts:
+      return a.ints == b.ints;
+    case K::kStrings:
+      return a.strings == b.strings;
     case K::kTensors:
       if (a.tensors.size() != b.tensors.size()) return false;
       for (size_t i = 0; i < a.tensors.size(); ++i)
         if (!SameTensor(a.tensors[i], b.tensors[i])) return false;
       return true;
-    case K::kGraph: case K::kGraphs: return false;
+    case K::kGraph:
+    case K::kGraphs:
+      return false;
   }
   return false;
 }

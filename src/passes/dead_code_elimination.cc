@@ -38,6 +38,8 @@ Expected<bool> Eliminate(ir::Graph& g) {
 class DeadCodeElimination : public Pass {
  public:
   const char* name() const override { return "dead_code_elimination"; }
+  // Subgraphs first (their outputs are their roots), so their outer reads shrink before the
+  // parent decides what they keep alive.
   Expected<bool> Run(ir::Graph& graph) const override { return ForEachGraph(graph, Eliminate); }
 };
 

@@ -46,9 +46,12 @@ std::optional<std::vector<float>> GemmBiasPerColumn(const ir::Node& gemm, int64_
   const Tensor& c = *gemm.inputs[2]->constant;
   const float beta = ir::AttrReader(gemm).Float("beta", 1.0f);
   std::vector<float> v = c.ToFloatVector();
-  const bool per_column = c.numel() == columns && (c.rank() == 1 || (c.rank() == 2 && c.dim(0) == 1));
-  if (c.numel() == 1) v.assign(columns, v[0]);
-  else if (!per_column) return std::nullopt;
+  const bool per_column =
+      c.numel() == columns && (c.rank() == 1 || (c.rank() == 2 && c.dim(0) == 1));
+  if (c.numel() == 1)
+    v.assign(columns, v[0]);
+  else if (!per_column)
+    return std::nullopt;
   for (float& x : v) x *= beta;
   return v;
 }
@@ -129,7 +132,8 @@ bool TryFold(ir::Graph& g, ir::Node& n) {
     if (!p) continue;
     auto values = PerChannelValues(*c, p->out_rank, p->channels);
     if (!values) continue;
-    ChannelAffine affine{std::vector<float>(p->channels, 1.0f), std::vector<float>(p->channels, 0.0f)};
+    ChannelAffine affine{std::vector<float>(p->channels, 1.0f),
+                         std::vector<float>(p->channels, 0.0f)};
     (mul ? affine.scale : affine.shift) = *values;
     return FoldInto(g, *p, affine, n.outputs[0]);
   }
@@ -149,6 +153,7 @@ Expected<bool> Fold(ir::Graph& g) {
 class FoldBatchNorm : public Pass {
  public:
   const char* name() const override { return "fold_batchnorm"; }
+  // Recurses into subgraphs; a Conv output a subgraph reads by name is left alone.
   Expected<bool> Run(ir::Graph& graph) const override { return ForEachGraph(graph, Fold); }
 };
 

@@ -33,9 +33,9 @@ bool HasSubgraph(const ir::Node& n) {
 }
 
 bool IsRandomOp(const ir::Node& n) {
-  static const std::set<std::string> kRandom = {"RandomNormal", "RandomNormalLike",
+  static const std::set<std::string> kRandom = {"RandomNormal",  "RandomNormalLike",
                                                 "RandomUniform", "RandomUniformLike",
-                                                "Multinomial", "Bernoulli"};
+                                                "Multinomial",   "Bernoulli"};
   return n.domain.empty() && kRandom.count(n.op_type) > 0;
 }
 
@@ -101,10 +101,9 @@ void EraseNodes(ir::Graph& g, const std::unordered_set<const ir::Node*>& dead) {
     for (ir::Value* out : n->outputs)
       if (out && out->producer == n.get()) out->producer = nullptr;
   }
-  nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
-                             [&dead](const std::unique_ptr<ir::Node>& n) {
-                               return dead.count(n.get()) > 0;
-                             }),
+  nodes.erase(std::remove_if(
+                  nodes.begin(), nodes.end(),
+                  [&dead](const std::unique_ptr<ir::Node>& n) { return dead.count(n.get()) > 0; }),
               nodes.end());
 }
 

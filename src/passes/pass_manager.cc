@@ -36,8 +36,7 @@ Status PassManager::Run(ir::Graph& graph) {
     if (options_.verify)
       KILN_RETURN_IF_ERROR(
           ir::Verify(graph).WithContext(StrCat("the graph after pass '", name, "' is broken: ")));
-    if (options_.ir_out &&
-        (options_.print_ir_after == "all" || options_.print_ir_after == name))
+    if (options_.ir_out && (options_.print_ir_after == "all" || options_.print_ir_after == name))
       *options_.ir_out << "// ----- IR after " << name << (*changed ? "" : " (unchanged)")
                        << " -----\n"
                        << ir::PrintGraph(graph);

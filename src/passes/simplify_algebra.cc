@@ -20,7 +20,8 @@ bool AllEqual(const Tensor& c, double v) {
 
 // x op c has x's type: same dtype, and broadcasting c against x changes no dim of x.
 bool BroadcastKeepsType(const ir::Value& x, const Tensor& c) {
-  if (x.type.dtype != c.dtype() || !x.type.shape || c.rank() > static_cast<int64_t>(x.type.shape->size()))
+  if (x.type.dtype != c.dtype() || !x.type.shape ||
+      c.rank() > static_cast<int64_t>(x.type.shape->size()))
     return false;
   const std::vector<ir::Dim>& xs = *x.type.shape;
   for (int64_t k = 0; k < c.rank(); ++k) {
@@ -45,8 +46,8 @@ ir::Value* NeutralOperand(const ir::Node& n) {
 }
 
 // Reshape's target dims for input dims `in` (0 copies, -1 infers), or empty if unresolvable.
-std::vector<int64_t> ReshapeTarget(const std::vector<int64_t>& in, const std::vector<int64_t>& shape,
-                                   bool allowzero) {
+std::vector<int64_t> ReshapeTarget(const std::vector<int64_t>& in,
+                                   const std::vector<int64_t>& shape, bool allowzero) {
   std::vector<int64_t> out;
   int64_t known = 1, infer = -1, total = 1;
   for (int64_t d : in) total *= d;
@@ -94,7 +95,10 @@ ir::Value* Forwarded(const ir::Graph& g, const ir::Node& n) {
   }
   if (Is(&n, "Cast")) {
     ir::AttrReader attrs(n);
-    return x->type.dtype != DType::kUndefined && attrs.Int("to", -1) == static_cast<int64_t>(x->type.dtype) ? x : nullptr;
+    return x->type.dtype != DType::kUndefined &&
+                   attrs.Int("to", -1) == static_cast<int64_t>(x->type.dtype)
+               ? x
+               : nullptr;
   }
   if (Is(&n, "Reshape")) {
     const Tensor* shape = ConstantInput(n, 1);
@@ -102,17 +106,20 @@ ir::Value* Forwarded(const ir::Graph& g, const ir::Node& n) {
     auto target = shape->ToInt64Vector("shape");
     if (!target.ok()) return nullptr;
     const std::vector<int64_t> in = x->type.static_dims();
-    return ReshapeTarget(in, *target, ir::AttrReader(n).Int("allowzero", 0) != 0) == in ? x : nullptr;
+    return ReshapeTarget(in, *target, ir::AttrReader(n).Int("allowzero", 0) != 0) == in ? x
+                                                                                        : nullptr;
   }
   if (Is(&n, "Transpose") && Is(x->producer, "Transpose")) {
     const ir::Node& inner = *x->producer;
     ir::Value* src = inner.inputs.empty() ? nullptr : inner.inputs[0];
     if (!src) return nullptr;
     const int64_t rank = src->type.shape ? static_cast<int64_t>(src->type.shape->size()) : -1;
-    const std::vector<int64_t> p1 = Perm(inner, rank), p2 = Perm(n, static_cast<int64_t>(p1.size()));
+    const std::vector<int64_t> p1 = Perm(inner, rank),
+                               p2 = Perm(n, static_cast<int64_t>(p1.size()));
     if (rank < 0 || p1.size() != p2.size()) return nullptr;
     for (size_t i = 0; i < p2.size(); ++i)
-      if (p2[i] < 0 || p2[i] >= static_cast<int64_t>(p1.size()) || p1[p2[i]] != static_cast<int64_t>(i))
+      if (p2[i] < 0 || p2[i] >= static_cast<int64_t>(p1.size()) ||
+          p1[p2[i]] != static_cast<int64_t>(i))
         return nullptr;
     return src;
   }
@@ -155,6 +162,7 @@ Expected<bool> Simplify(ir::Graph& g) {
 class SimplifyAlgebra : public Pass {
  public:
   const char* name() const override { return "simplify_algebra"; }
+  // Recurses into subgraphs; a value a subgraph reads by name is never rewired (ReplaceAllUses).
   Expected<bool> Run(ir::Graph& graph) const override { return ForEachGraph(graph, Simplify); }
 };
 

@@ -46,8 +46,10 @@ std::optional<std::vector<float>> PerChannelValues(const Tensor& c, int64_t rank
   for (int64_t k = 0; k < c.rank(); ++k) {
     const int64_t axis = rank - c.rank() + k;  // right-aligned, as broadcasting does
     const int64_t d = c.dim(k);
-    if (axis == 1 && (d == channels || d == 1)) along = d;
-    else if (d != 1) return std::nullopt;
+    if (axis == 1 && (d == channels || d == 1))
+      along = d;
+    else if (d != 1)
+      return std::nullopt;
   }
   const std::vector<float> v = c.ToFloatVector();
   std::vector<float> out(channels);

@@ -29,7 +29,6 @@ std::vector<float> AffineBias(const std::vector<float>& bias, const ChannelAffin
 // The `channels` values of constant c broadcast against a rank-`rank` tensor whose axis 1 has
 // `channels` entries, when c varies along that axis only (or not at all) and broadcasting leaves
 // the other operand's shape alone; nullopt otherwise.
-std::optional<std::vector<float>> PerChannelValues(const Tensor& c, int64_t rank,
-                                                   int64_t channels);
+std::optional<std::vector<float>> PerChannelValues(const Tensor& c, int64_t rank, int64_t channels);
 
 }  // namespace kiln::passes

@@ -20,7 +20,8 @@ int Compile(const CompileOptions& opts) {
   auto is_known = [&known](const std::string& n) {
     return std::find(known.begin(), known.end(), n) != known.end();
   };
-  if (!opts.print_ir_after.empty() && opts.print_ir_after != "all" && !is_known(opts.print_ir_after))
+  if (!opts.print_ir_after.empty() && opts.print_ir_after != "all" &&
+      !is_known(opts.print_ir_after))
     return fail(StrCat("--print-ir-after: unknown pass '", opts.print_ir_after, "'"));
   for (const std::string& d : opts.disabled_passes)
     if (!is_known(d)) return fail(StrCat("--disable-pass: unknown pass '", d, "'"));

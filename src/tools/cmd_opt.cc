@@ -28,7 +28,8 @@ int Opt(const OptOptions& opts) {
   }
   auto graph = ir::ParseGraph(text.str());
   if (!graph.ok()) return fail(StrCat(opts.input, ": ", graph.status().message()));
-  if (Status st = ir::Verify(**graph); !st.ok()) return fail(StrCat(opts.input, ": ", st.message()));
+  if (Status st = ir::Verify(**graph); !st.ok())
+    return fail(StrCat(opts.input, ": ", st.message()));
 
   passes::PassManagerOptions pm_opts;
   pm_opts.verify = pm_opts.verify || opts.verify;

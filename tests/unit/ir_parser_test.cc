@@ -1,8 +1,7 @@
-#include "ir/parser.h"
-
 #include <gtest/gtest.h>
 
 #include "frontend/onnx/importer.h"
+#include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 
@@ -35,9 +34,11 @@ TEST(IrParser, RoundTripsEveryConstruct) {
       "  const  %h: float16[2] = [0.5,-1]\n"
       "  const  %s: string[2] = [\"a\\\"b\",\"\\n\"]\n"
       "  const  %scalar: int64[] = [3]\n"
-      "  %a, _ = Foo@com.example(%x, _, %w) {ef=floats[], ei=[], es=strings[], f=1.0, fs=[0.5,2.0], "
+      "  %a, _ = Foo@com.example(%x, _, %w) {ef=floats[], ei=[], es=strings[], f=1.0, "
+      "fs=[0.5,2.0], "
       "i=-3, is=[1,2], s=\"q\", ss=[\"x\",\"y\"], t=float32[2] [1,2], "
-      "ts=tensors[int64[1] [4],uint8[80] random(seed=3)]} : float32[N,3,?,\"2d\"], _  # node with spaces\n"
+      "ts=tensors[int64[1] [4],uint8[80] random(seed=3)]} : float32[N,3,?,\"2d\"], _  # node with "
+      "spaces\n"
       "  %b = Relu(%\"odd name\") : int64[*]\n"
       "  %y = If(%c) {else_branch=graph(e), then_branch=graph(t)} : float32[2]  # \" padded \"\n"
       "    graph e\n"
@@ -50,7 +51,8 @@ TEST(IrParser, RoundTripsEveryConstruct) {
 }
 
 TEST(IrParser, SkipsCommentsAndBlankLines) {
-  auto g = ParseGraph("# a comment\n\ngraph g\n  input  %x: float32[1]\n\n  output %x: float32[1]\n");
+  auto g =
+      ParseGraph("# a comment\n\ngraph g\n  input  %x: float32[1]\n\n  output %x: float32[1]\n");
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(PrintGraph(**g), "graph g\n  input  %x: float32[1]\n  output %x: float32[1]\n");
 }
@@ -71,21 +73,19 @@ TEST(IrParser, Errors) {
   ExpectParseError("graph g\n  input  %x: float33[1]\n", "unknown element type 'float33'");
   ExpectParseError("graph g\n  const  %w: float32[3] = [1,2]\n", "expected 3 elements, got 2");
   ExpectParseError("graph g\n  const  %w: int8[1] = [300]\n", "in range");
-  ExpectParseError("graph g\n  input  %x: float32[1]\n  input  %x: float32[1]\n",
-                   "defined twice");
-  ExpectParseError("graph g\n  input  %x: float32[1]\n  %y = Relu(%x : float32[1]\n",
-                   "line 3");
+  ExpectParseError("graph g\n  input  %x: float32[1]\n  input  %x: float32[1]\n", "defined twice");
+  ExpectParseError("graph g\n  input  %x: float32[1]\n  %y = Relu(%x : float32[1]\n", "line 3");
   ExpectParseError("graph g\n  const  %w: float32[N] = [1]\n", "static shape");
-  ExpectParseError("graph g\n  input  %c: bool[]\n  %y = If(%c) {then_branch=graph(t)} : "
-                   "float32[1]\n  output %y: float32[1]\n",
-                   "missing subgraph");
+  ExpectParseError(
+      "graph g\n  input  %c: bool[]\n  %y = If(%c) {then_branch=graph(t)} : "
+      "float32[1]\n  output %y: float32[1]\n",
+      "missing subgraph");
   ExpectParseError("", "expected 'graph'");
 }
 
 TEST(IrParser, RandomFillRecoversItsSeed) {
-  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                  DType::kInt8, DType::kInt64, DType::kUInt8, DType::kUInt64, DType::kBool,
-                  DType::kString}) {
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt8,
+                  DType::kInt64, DType::kUInt8, DType::kUInt64, DType::kBool, DType::kString}) {
     for (uint32_t seed : {0u, 7u, 0xffffffffu}) {
       Tensor f = RandomFill(t, {5, 13}, seed);
       EXPECT_EQ(FillSeedFor(f), seed) << DTypeName(t);

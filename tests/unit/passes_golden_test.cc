@@ -39,10 +39,14 @@ GoldenCase ReadCase(const std::string& path) {
   GoldenCase c;
   std::string line, *section = nullptr;
   while (std::getline(in, line)) {
-    if (line.rfind("# RUN: passes=", 0) == 0) c.passes = line.substr(14);
-    else if (line == "# INPUT") section = &c.input;
-    else if (line == "# EXPECTED") section = &c.expected;
-    else if (section && !(line.rfind("#", 0) == 0)) *section += line + '\n';
+    if (line.rfind("# RUN: passes=", 0) == 0)
+      c.passes = line.substr(14);
+    else if (line == "# INPUT")
+      section = &c.input;
+    else if (line == "# EXPECTED")
+      section = &c.expected;
+    else if (section && !(line.rfind("#", 0) == 0))
+      *section += line + '\n';
   }
   return c;
 }
@@ -70,9 +74,12 @@ interp::NamedTensors RandomInputs(const ir::Graph& g, uint32_t seed) {
     for (const ir::Dim& d : *v->type.shape) dims.push_back(d.is_static() ? d.value : 2);
     Tensor t(v->type.dtype, dims);
     for (int64_t i = 0; i < t.numel(); ++i) {
-      if (t.dtype() == DType::kFloat32) t.data<float>()[i] = real(rng);
-      else if (t.dtype() == DType::kBool) t.data<bool>()[i] = rng() & 1;
-      else if (t.dtype() == DType::kInt64) t.data<int64_t>()[i] = rng() % 3;
+      if (t.dtype() == DType::kFloat32)
+        t.data<float>()[i] = real(rng);
+      else if (t.dtype() == DType::kBool)
+        t.data<bool>()[i] = rng() & 1;
+      else if (t.dtype() == DType::kInt64)
+        t.data<int64_t>()[i] = rng() % 3;
     }
     inputs[v->name] = t;
   }

@@ -32,7 +32,8 @@ size_t CountOp(const ir::Graph& g, const std::string& op) {
 class DigitsPipeline : public testing::TestWithParam<int> {};
 
 TEST_P(DigitsPipeline, SameLogitsOnHeldOutSamples) {
-  auto samples = tools::ReadNpy(std::string(KILN_SOURCE_DIR) + "/models/digits_samples/samples.npy");
+  auto samples =
+      tools::ReadNpy(std::string(KILN_SOURCE_DIR) + "/models/digits_samples/samples.npy");
   ASSERT_TRUE(samples.ok()) << samples.status().message();
   auto original = onnx::LoadModel(kModel);
   auto optimized = onnx::LoadModel(kModel);
@@ -64,10 +65,11 @@ TEST_P(DigitsPipeline, SameLogitsOnHeldOutSamples) {
 INSTANTIATE_TEST_SUITE_P(Levels, DigitsPipeline, testing::Values(0, 1, 2));
 
 TEST(KilnCompile, PrintsIrAfterEveryPass) {
-  const std::string cmd =
-      StrCat(KILN_BINARY, " compile ", kModel, " -O2 --print-ir-after=all --time-passes > /dev/null");
+  const std::string cmd = StrCat(KILN_BINARY, " compile ", kModel,
+                                 " -O2 --print-ir-after=all --time-passes > /dev/null");
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const std::string bad = StrCat(KILN_BINARY, " compile ", kModel, " --disable-pass=nope 2> /dev/null");
+  const std::string bad =
+      StrCat(KILN_BINARY, " compile ", kModel, " --disable-pass=nope 2> /dev/null");
   EXPECT_NE(std::system(bad.c_str()), 0) << "an unknown pass name is an error";
 }
 

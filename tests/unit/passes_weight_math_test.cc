@@ -1,8 +1,8 @@
-#include "passes/weight_math.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "passes/weight_math.h"
 
 namespace kiln::passes {
 namespace {
