@@ -14,12 +14,21 @@
 namespace kiln::tools {
 namespace {
 
+// Random inputs are a convenience; a declared shape above this is refused rather than filled.
+constexpr int64_t kMaxRandomInputBytes = int64_t{1} << 30;
+
 // Deterministic inputs for a model run without --input: symbolic dims become 1.
-Tensor RandomInput(const ir::Value& v, std::mt19937& rng) {
+Expected<Tensor> RandomInput(const ir::Value& v, std::mt19937& rng) {
   std::vector<int64_t> dims;
   if (v.type.shape)
     for (const ir::Dim& d : *v.type.shape) dims.push_back(d.is_static() ? d.value : 1);
-  Tensor t(v.type.dtype, dims);
+  const std::string what = StrCat("random input '", v.name, "'");
+  if (v.type.dtype == DType::kString || v.type.dtype == DType::kUndefined)
+    return Status::Error(what, ": cannot make random ", DTypeName(v.type.dtype),
+                         " data; pass --input");
+  KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(v.type.dtype, dims, what));
+  if (static_cast<int64_t>(t.nbytes()) > kMaxRandomInputBytes)
+    return Status::Error(what, ": ", DescribeTensor(t), " is too large to fill; pass --input");
   std::normal_distribution<float> normal(0.f, 1.f);
   std::uniform_int_distribution<int> small(0, 2);
   for (int64_t i = 0; i < t.numel(); ++i) {
@@ -82,8 +91,16 @@ int RunModel(const RunOptions& opts) {
     inputs[spec.substr(0, eq)] = std::move(t).value();
   }
   std::mt19937 rng(42);
-  if (opts.inputs.empty())
-    for (const ir::Value* v : graph.inputs) inputs[v->name] = RandomInput(*v, rng);
+  if (opts.inputs.empty()) {
+    for (const ir::Value* v : graph.inputs) {
+      auto t = RandomInput(*v, rng);
+      if (!t.ok()) {
+        std::cerr << "kiln: error: " << t.status().message() << '\n';
+        return 1;
+      }
+      inputs[v->name] = std::move(t).value();
+    }
+  }
 
   std::vector<Tensor> outputs;
   const auto start = std::chrono::steady_clock::now();

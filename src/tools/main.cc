@@ -1,6 +1,9 @@
 // kiln: ahead-of-time compiler and runtime for neural-network inference.
 #include <CLI/CLI.hpp>
 
+#include <exception>
+#include <iostream>
+
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
@@ -57,11 +60,18 @@ int main(int argc, char** argv) {
   opt_cmd->add_flag("--time-passes", opt.time_passes, "Print each pass's time to stderr");
 
   CLI11_PARSE(app, argc, argv);
-  if (*comp_cmd) return kiln::tools::Compile(comp);
-  if (*opt_cmd) return kiln::tools::Opt(opt);
-  if (*run_cmd) return kiln::tools::RunModel(run);
-  if (*inspect_cmd) return kiln::tools::Inspect(inspect_model);
-  if (*cls_cmd) return kiln::tools::Classify(cls);
-  if (*conf_cmd) return kiln::tools::Conformance(conf);
+  // Commands report errors as Status; this is the last line of defence (an allocation failing
+  // outside a kernel, say), so that nothing ends in an abort.
+  try {
+    if (*comp_cmd) return kiln::tools::Compile(comp);
+    if (*opt_cmd) return kiln::tools::Opt(opt);
+    if (*run_cmd) return kiln::tools::RunModel(run);
+    if (*inspect_cmd) return kiln::tools::Inspect(inspect_model);
+    if (*cls_cmd) return kiln::tools::Classify(cls);
+    if (*conf_cmd) return kiln::tools::Conformance(conf);
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << '\n';
+    return 1;
+  }
   return 2;
 }

@@ -100,7 +100,7 @@ Expected<ir::Value*> GraphImporter::Resolve(ir::Graph& g, const std::string& nam
       return v;
     }
   }
-  return Status::Error(user, "input '", name,
+  return Status::Error(user, "'", name,
                        "' is not produced by any node, initializer or graph input");
 }
 
@@ -244,7 +244,7 @@ Expected<std::unique_ptr<ir::Graph>> GraphImporter::Import(const ::onnx::GraphPr
         node.inputs.push_back(nullptr);
         continue;
       }
-      KILN_ASSIGN_OR_RETURN(ir::Value * v, Resolve(*g, in, node.Where()));
+      KILN_ASSIGN_OR_RETURN(ir::Value * v, Resolve(*g, in, node.Where() + "input "));
       node.inputs.push_back(v);
     }
     for (const auto& ap : np.attribute()) {
@@ -265,7 +265,7 @@ Expected<std::unique_ptr<ir::Graph>> GraphImporter::Import(const ::onnx::GraphPr
     if (vt.ok()) v->type = std::move(vt).value();
   }
   for (const auto& out : gp.output()) {
-    KILN_ASSIGN_OR_RETURN(ir::Value * v, Resolve(*g, out.name(), "graph output: "));
+    KILN_ASSIGN_OR_RETURN(ir::Value * v, Resolve(*g, out.name(), "graph output "));
     KILN_ASSIGN_OR_RETURN(ir::ValueType vt, GraphValueType(gp, out));
     if (vt.dtype != DType::kUndefined && !v->constant && !v->is_graph_input) v->type = vt;
     g->outputs.push_back(v);
