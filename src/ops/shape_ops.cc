@@ -2,7 +2,9 @@
 // ConstantOfShape, EyeLike, Range. Most only relabel dims: run() shares the input's buffer.
 #include <algorithm>
 #include <optional>
+#include <random>
 
+#include "kernels/ref/dropout.h"
 #include "kernels/ref/movement.h"
 #include "ops/families.h"
 #include "ops/infer_util.h"
@@ -343,16 +345,27 @@ Status InferDropout(ir::Node& node) {
 
 Status RunDropout(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const Tensor* in, Input(ctx, 0, "data"));
-  // Older opsets carry ratio as an attribute; opset 12+ as input 1. Inference ignores it unless
-  // training_mode asks for random masking, which kiln does not do.
+  // Opset 12+ carries ratio and training_mode as inputs (older opsets: inference only).
   double ratio = 0.5;
-  if (const Tensor* r = ctx.input(1); r && r->numel() == 1 && IsFloat(r->dtype()))
+  if (const Tensor* r = ctx.input(1)) {
+    if (r->numel() != 1 || !IsFloat(r->dtype()))
+      return ctx.Error("ratio must be a floating-point scalar, got ", DescribeTensor(*r));
     ratio = r->AsDouble(0);
+  }
   const Tensor* training = ctx.input(2);
-  if (training && training->numel() == 1 && training->dtype() == DType::kBool &&
-      training->AsInt64(0) != 0 && ratio > 0)
-    // "unsupported" marks a missing feature rather than a wrong answer.
-    return ctx.Error("unsupported: training-mode Dropout is not supported (its mask is random)");
+  if (training && (training->numel() != 1 || training->dtype() != DType::kBool))
+    return ctx.Error("training_mode must be a bool scalar, got ", DescribeTensor(*training));
+  if (training && training->AsInt64(0) != 0 && ratio != 0) {
+    // A `seed` attribute makes the mask reproducible; without one each run draws its own.
+    ir::AttrReader attrs(ctx.node);
+    const int64_t seed = attrs.Int("seed", static_cast<int64_t>(std::random_device{}()));
+    KILN_RETURN_IF_ERROR(attrs.status());
+    Tensor mask;
+    Status st = ref::DropoutTrain(*in, ratio, static_cast<uint32_t>(seed), &ctx.outputs[0], &mask);
+    if (!st.ok()) return ctx.Error(st.message());
+    if (ctx.node.has_output(1)) ctx.outputs[1] = std::move(mask);
+    return Status::Ok();
+  }
   ctx.outputs[0] = *in;
   if (ctx.node.has_output(1)) {
     Tensor mask(DType::kBool, in->dims());

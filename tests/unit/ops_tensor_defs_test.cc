@@ -2,6 +2,7 @@
 // checks and shape inference, driven through the op table as the interpreter does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "ops/op_registry.h"
@@ -167,12 +168,33 @@ TEST(TensorOpDefs, GatherOutOfRangeNamesNode) {
   EXPECT_NE(out.status().message().find("index 3"), std::string::npos);
 }
 
-TEST(TensorOpDefs, DropoutTrainingIsRefused) {
+TEST(TensorOpDefs, DropoutTrainingIsSeededAndScaled) {
+  // Seeded training-mode Dropout is reproducible: kept values are scaled by 1 / (1 - ratio).
+  Tensor ones(DType::kFloat32, {64});
+  std::fill_n(ones.data<float>(), 64, 1.0f);
   OneNode d("Dropout", 13, 2);
-  d.Input(Zeros({2})).Input(Tensor::Scalar(0.5f)).Input(Tensor::Scalar(true));
+  d.Input(ones).Input(Tensor::Scalar(0.25f)).Input(Tensor::Scalar(true)).Attr("seed", 7);
   auto out = d.Run();
-  ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("training-mode Dropout"), std::string::npos);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  int kept = 0;
+  for (int i = 0; i < 64; ++i) {
+    const bool keep = (*out)[1].data<bool>()[i];
+    kept += keep;
+    EXPECT_FLOAT_EQ((*out)[0].data<float>()[i], keep ? 1.0f / 0.75f : 0.0f);
+  }
+  EXPECT_GT(kept, 32);  // about 48 of 64 expected
+  EXPECT_LT(kept, 64);
+  OneNode again("Dropout", 13, 2);
+  again.Input(ones).Input(Tensor::Scalar(0.25f)).Input(Tensor::Scalar(true)).Attr("seed", 7);
+  auto out2 = again.Run();
+  ASSERT_TRUE(out2.ok());
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ((*out2)[1].data<bool>()[i], (*out)[1].data<bool>()[i]) << i;
+
+  OneNode bad("Dropout", 13, 1);
+  bad.Input(ones).Input(Tensor::Scalar(1.0f)).Input(Tensor::Scalar(true));
+  EXPECT_FALSE(bad.Run().ok());  // ratio 1 would divide by zero
+
   OneNode inference("Dropout", 13, 2);
   inference.Input(Zeros({2}));
   auto ok = inference.Run();
