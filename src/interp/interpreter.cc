@@ -1,5 +1,6 @@
 #include "interp/interpreter.h"
 
+#include <chrono>
 #include <exception>
 #include <new>
 #include <unordered_map>
@@ -56,7 +57,7 @@ Tensor ConvertHalf(const Tensor& in, DType to) {
 }
 
 Status RunGraph(const ir::Graph& graph, const Scope* parent, const std::vector<Tensor>& inputs,
-                std::vector<Tensor>* outputs);
+                std::vector<Tensor>* outputs, const RunOptions* options = nullptr);
 
 Status RunNode(const ir::Node& node, Scope& scope) {
   const ops::OpDef* def = ops::FindOp(node.domain, node.op_type);
@@ -112,13 +113,20 @@ Status RunNode(const ir::Node& node, Scope& scope) {
 }
 
 Status RunGraph(const ir::Graph& graph, const Scope* parent, const std::vector<Tensor>& inputs,
-                std::vector<Tensor>* outputs) {
+                std::vector<Tensor>* outputs, const RunOptions* options) {
   Scope scope(parent);
   if (inputs.size() > graph.inputs.size())
     return Status::Error("graph '", graph.name, "' takes ", graph.inputs.size(),
                          " inputs, got ", inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) scope.Set(graph.inputs[i], inputs[i]);
-  for (const auto& node : graph.nodes()) KILN_RETURN_IF_ERROR(RunNode(*node, scope));
+  const bool timed = options != nullptr && options->on_node;
+  for (const auto& node : graph.nodes()) {
+    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    KILN_RETURN_IF_ERROR(RunNode(*node, scope));
+    if (timed)
+      options->on_node(*node, std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - start).count());
+  }
   outputs->clear();
   for (const ir::Value* v : graph.outputs) {
     const Tensor* t = scope.Find(v);
@@ -183,7 +191,7 @@ Status Run(const ir::Graph& graph, const NamedTensors& inputs, std::vector<Tenso
     for (const ir::Value* v : graph.inputs) known = known || v->name == name;
     if (!known) return Status::Error("'", name, "' is not an input of the model");
   }
-  return RunGraph(graph, nullptr, ordered, outputs);
+  return RunGraph(graph, nullptr, ordered, outputs, &options);
 }
 
 }  // namespace kiln::interp

@@ -2,6 +2,7 @@
 // oracle that optimized kernels and passes are tested against, so it favours clarity over speed.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct RunOptions {
   // Off only for test data known to contradict its own model's declared shapes (some ONNX
   // backend cases); element types are always checked.
   bool check_input_shapes = true;
+  // Called after each top-level node with its wall time in ms (the profiler's hook); subgraph
+  // nodes are counted inside their If/Loop/Scan.
+  std::function<void(const ir::Node& node, double ms)> on_node;
 };
 
 // Checks every node's op is supported (all missing ops reported at once), then runs the graph.
