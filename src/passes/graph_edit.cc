@@ -36,7 +36,15 @@ bool IsRandomOp(const ir::Node& n) {
   static const std::set<std::string> kRandom = {"RandomNormal",  "RandomNormalLike",
                                                 "RandomUniform", "RandomUniformLike",
                                                 "Multinomial",   "Bernoulli"};
-  return n.domain.empty() && kRandom.count(n.op_type) > 0;
+  if (!n.domain.empty()) return false;
+  if (kRandom.count(n.op_type)) return true;
+  // Dropout draws a mask when training_mode is on; unseeded, every run differs. Only a constant
+  // false (or absent) training_mode makes it a pure function.
+  if (n.op_type == "Dropout" && n.has_input(2)) {
+    const ir::Value* t = n.inputs[2];
+    return !(t->constant && t->constant->numel() == 1 && t->constant->AsInt64(0) == 0);
+  }
+  return false;
 }
 
 std::set<std::string> NamesReadBySubgraphs(const ir::Node& n) {
