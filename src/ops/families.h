@@ -24,5 +24,9 @@ std::span<const OpDef> ResizeOps();        // resize.cc: Resize, Upsample, GridS
 std::span<const OpDef> ControlFlowOps();   // control_flow.cc: If, Loop, Scan
 std::span<const OpDef> RnnOps();           // rnn.cc: RNN, GRU, LSTM
 std::span<const OpDef> SignalOps();        // signal.cc: DFT, STFT, windows, MelWeightMatrix
+std::span<const OpDef> StringOps();        // strings.cc: StringNormalizer, TfIdfVectorizer
+std::span<const OpDef> TrainingOps();      // training.cc: Adagrad, Adam, Momentum (preview domain)
+std::span<const OpDef> LinalgOps();        // linalg.cc: Det
+std::span<const OpDef> RandomOps();        // random.cc: seeded Bernoulli, RandomUniform(Like)...
 
 }  // namespace kiln::ops

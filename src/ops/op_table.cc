@@ -13,7 +13,8 @@ std::span<const OpDef> AllOps() {
     for (std::span<const OpDef> family :
          {UnaryOps(), BinaryOps(), ConvOps(), PoolOps(), NormOps(), MatMulOps(), ShapeOps(),
           MovementOps(), IndexingOps(), ReduceOps(), SoftmaxOps(), SortOps(), QuantOps(),
-          ResizeOps(), ControlFlowOps(), RnnOps(), SignalOps()}) {
+          ResizeOps(), ControlFlowOps(), RnnOps(), SignalOps(), StringOps(), TrainingOps(),
+          LinalgOps(), RandomOps()}) {
       all.insert(all.end(), family.begin(), family.end());
     }
     return all;

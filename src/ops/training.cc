@@ -1,0 +1,8 @@
+#include "ops/families.h"
+
+namespace kiln::ops {
+
+// Not implemented yet: models using these ops are reported as unsupported before they run.
+std::span<const OpDef> TrainingOps() { return {}; }
+
+}  // namespace kiln::ops
