@@ -52,4 +52,26 @@ struct OptOptions {
 };
 int Opt(const OptOptions& opts);
 
+struct BenchOptions {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE.npy; random when empty
+  int threads = 1;
+  int warmup = 2;
+  int iters = 10;
+  std::string json;  // optional: every iteration's time and the statistics
+};
+int Bench(const BenchOptions& opts);
+
+struct ProfileOptions {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE.npy; random when empty
+  int threads = 1;
+  int warmup = 1;
+  int iters = 1;        // profiled runs; per-op times are their mean
+  std::string trace;    // Chrome-trace JSON (opens in Perfetto)
+  int top = 0;          // print only the N slowest nodes (0: every node, in run order)
+  double peak_seconds = 0.2;
+};
+int Profile(const ProfileOptions& opts);
+
 }  // namespace kiln::tools

@@ -59,6 +59,33 @@ int main(int argc, char** argv) {
   opt_cmd->add_flag("--verify", opt.verify, "Verify the graph after every pass");
   opt_cmd->add_flag("--time-passes", opt.time_passes, "Print each pass's time to stderr");
 
+  kiln::tools::BenchOptions bench;
+  auto* bench_cmd = app.add_subcommand(
+      "bench", "Time whole-model runs after warm-up: min, median, p90, max, throughput");
+  bench_cmd->add_option("model", bench.model, "Model file (.onnx)")->required();
+  bench_cmd->add_option("--input", bench.inputs, "Input as NAME=FILE.npy (repeatable)");
+  bench_cmd->add_option("--threads", bench.threads, "Threads for the run")
+      ->check(CLI::Range(1, 1024));
+  bench_cmd->add_option("--warmup", bench.warmup, "Untimed runs first")->check(CLI::Range(0, 1 << 20));
+  bench_cmd->add_option("--iters", bench.iters, "Timed runs")->check(CLI::Range(1, 1 << 20));
+  bench_cmd->add_option("--json", bench.json, "Also write every iteration's time as JSON here");
+
+  kiln::tools::ProfileOptions prof;
+  auto* prof_cmd = app.add_subcommand(
+      "profile", "Per-op times, GFLOP/s and share of the measured FMA peak; Chrome-trace JSON");
+  prof_cmd->add_option("model", prof.model, "Model file (.onnx)")->required();
+  prof_cmd->add_option("--input", prof.inputs, "Input as NAME=FILE.npy (repeatable)");
+  prof_cmd->add_option("--threads", prof.threads, "Threads for the run")
+      ->check(CLI::Range(1, 1024));
+  prof_cmd->add_option("--warmup", prof.warmup, "Unprofiled runs first")->check(CLI::Range(0, 1 << 20));
+  prof_cmd->add_option("--iters", prof.iters, "Profiled runs (per-op times are their mean)")
+      ->check(CLI::Range(1, 1 << 20));
+  prof_cmd->add_option("-o,--trace", prof.trace, "Write a Chrome-trace JSON (opens in Perfetto)");
+  prof_cmd->add_option("--top", prof.top, "Print only the N slowest nodes (0: all, in run order)")
+      ->check(CLI::Range(0, 1 << 20));
+  prof_cmd->add_option("--peak-seconds", prof.peak_seconds, "Time spent measuring the FMA peak")
+      ->check(CLI::Range(0.0, 60.0));
+
   CLI11_PARSE(app, argc, argv);
   // Commands report errors as Status; this is the last line of defence (an allocation failing
   // outside a kernel, say), so that nothing ends in an abort.
@@ -69,6 +96,8 @@ int main(int argc, char** argv) {
     if (*inspect_cmd) return kiln::tools::Inspect(inspect_model);
     if (*cls_cmd) return kiln::tools::Classify(cls);
     if (*conf_cmd) return kiln::tools::Conformance(conf);
+    if (*bench_cmd) return kiln::tools::Bench(bench);
+    if (*prof_cmd) return kiln::tools::Profile(prof);
   } catch (const std::exception& e) {
     std::cerr << "kiln: error: " << e.what() << '\n';
     return 1;

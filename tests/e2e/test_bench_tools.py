@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""End-to-end checks of the measuring instruments (issue 5) on the committed digits model.
+
+    test_bench_tools.py profile KILN   `kiln profile -o trace.json`: the trace loads as JSON in
+                                       the Chrome-trace format Perfetto reads, has one complete
+                                       ("X") op event per node, and the per-op times add up to
+                                       within 10% of the run time the profiler measured
+    test_bench_tools.py bench KILN     `kiln bench`: statistics in order, last line median_ms=X,
+                                       --json holds every iteration
+    test_bench_tools.py compare KILN   bench/compare.py on the digits model: a row with a ratio,
+                                       outputs matching onnxruntime, JSON and markdown written
+
+No timing is asserted (BENCHMARKING.md, rule 7), only the shape of the reports and that the
+profiler accounts for the run's time. Exits 0 on success, 1 on failure, 77 (skip) when a module
+the check needs is missing.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODEL = os.path.join(REPO_ROOT, "models", "digits_cnn.onnx")
+
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p.stdout
+
+
+def graph_node_count():
+    try:
+        import onnx
+    except ImportError:
+        return None
+    return len(onnx.load(MODEL).graph.node)
+
+
+def check_profile(kiln, tmp):
+    trace_path = os.path.join(tmp, "trace.json")
+    # Several profiled runs: every one must be accounted for, not only a lucky one.
+    out = run([kiln, "profile", MODEL, "-o", trace_path, "--warmup", "2", "--iters", "3",
+               "--peak-seconds", "0.05"])
+    print(out)
+    with open(trace_path) as f:
+        trace = json.load(f)
+    events = trace.get("traceEvents")
+    if not isinstance(events, list) or not events:
+        fail("no traceEvents list")
+    if trace.get("displayTimeUnit") not in ("ms", "ns"):
+        fail(f"displayTimeUnit {trace.get('displayTimeUnit')!r}")
+    for e in events:
+        for key in ("name", "ph", "pid", "tid"):
+            if key not in e:
+                fail(f"event without '{key}': {e}")
+        if e["ph"] == "X" and not (isinstance(e.get("ts"), (int, float)) and
+                                   isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0):
+            fail(f"complete event without numeric ts/dur: {e}")
+    ops = [e for e in events if e["ph"] == "X" and e.get("cat") == "op"]
+    runs = [e for e in events if e["ph"] == "X" and e.get("cat") == "run"]
+    if len(runs) != 3:
+        fail(f"{len(runs)} run events, expected 3")
+    nodes = graph_node_count()
+    for i in range(3):
+        mine = [e for e in ops if e["args"]["iter"] == i]
+        if nodes is not None and len(mine) != nodes:
+            fail(f"run {i}: {len(mine)} op events, the graph has {nodes} nodes")
+        if len({e["args"]["node"] for e in mine}) != len(mine):
+            fail(f"run {i}: a node appears twice")
+        for e in mine:
+            for key in ("node", "kernel", "shape", "gflops"):
+                if key not in e["args"]:
+                    fail(f"op event without args.{key}: {e}")
+            r = runs[i]
+            if e["ts"] < r["ts"] - 1 or e["ts"] + e["dur"] > r["ts"] + r["dur"] + 1:
+                fail(f"op event outside its run: {e}")
+        op_sum = sum(e["dur"] for e in mine)
+        if abs(op_sum - runs[i]["dur"]) > 0.10 * runs[i]["dur"]:
+            fail(f"run {i}: op times add up to {op_sum:.1f} us, the run took "
+                 f"{runs[i]['dur']:.1f} us (more than 10% apart)")
+    total_op_ms = sum(e["dur"] for e in ops) / 1e3 / 3
+    reported = float(re.search(r"^run_ms=([0-9.]+)$", out, re.M).group(1))
+    if abs(total_op_ms - reported) > 0.10 * reported:
+        fail(f"op times {total_op_ms:.3f} ms per run vs reported run {reported:.3f} ms")
+    if abs(trace["otherData"]["run_ms"] - reported) > 1e-3 * reported + 1e-6:
+        fail("trace otherData.run_ms differs from the printed run_ms")
+    if not re.search(r"^peak: [0-9.]+ GFLOP/s per core \(f32_fma_peak__", out, re.M):
+        fail("no peak line")
+    if not re.search(r"^\s*\d+\s+Conv\s+.*\breference\b", out, re.M):
+        fail("no Conv row with its kernel in the table")
+
+
+def check_bench(kiln, tmp):
+    json_path = os.path.join(tmp, "bench.json")
+    out = run([kiln, "bench", MODEL, "--warmup", "1", "--iters", "5", "--threads", "2",
+               "--json", json_path])
+    print(out)
+    lines = out.strip().splitlines()
+    m = re.fullmatch(r"median_ms=([0-9]+\.?[0-9]*)", lines[-1])
+    if not m:
+        fail(f"last line is {lines[-1]!r}, not median_ms=X")
+    lat = re.search(r"^latency \(ms\): min ([0-9.]+)  median ([0-9.]+)  p90 ([0-9.]+)  "
+                    r"max ([0-9.]+)", out, re.M)
+    if not lat:
+        fail("no latency line")
+    lo, med, p90, hi = map(float, lat.groups())
+    if not lo <= med <= p90 <= hi:
+        fail(f"statistics out of order: {lat.group(0)}")
+    if not re.search(r"^throughput: [0-9.]+ runs/s", out, re.M):
+        fail("no throughput line")
+    if "uses 1 thread" not in out:
+        fail("--threads 2 on the reference interpreter is not reported honestly")
+    with open(json_path) as f:
+        result = json.load(f)
+    if len(result["iters_ms"]) != 5:
+        fail(f"--json holds {len(result['iters_ms'])} iterations, expected 5")
+    if abs(result["median_ms"] - float(m.group(1))) > 1e-6:
+        fail("--json median differs from the printed one")
+
+
+def check_compare(kiln, tmp):
+    try:
+        import numpy  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as e:
+        print(f"SKIP: {e}")
+        sys.exit(77)
+    prefix = os.path.join(tmp, "cmp")
+    out = run([sys.executable, os.path.join(REPO_ROOT, "bench", "compare.py"), MODEL,
+               "--threads", "1", "--rounds", "2", "--iters", "2", "--kiln", kiln,
+               "--out-prefix", prefix])
+    print(out)
+    with open(prefix + ".json") as f:
+        result = json.load(f)
+    (row,) = result["rows"]
+    if "error" in row:
+        fail(f"compare failed: {row['error']}")
+    if not row["ratio"] > 0 or row["kiln"]["runs"] != 4 or row["onnxruntime"]["runs"] != 4:
+        fail(f"bad row: {row}")
+    if row["max_rel_err"] > 1e-4:
+        fail(f"kiln and onnxruntime differ: max_rel_err {row['max_rel_err']}")
+    with open(prefix + ".md") as f:
+        md = f.read()
+    if "| digits_cnn |" not in md or "geomean" not in md:
+        fail(f"markdown table incomplete:\n{md}")
+    if not re.search(r"^geomean ratio onnxruntime/kiln [0-9.]+ \(1 models\)", out, re.M):
+        fail("no geomean line")
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("profile", "bench", "compare"):
+        print(__doc__)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        {"profile": check_profile, "bench": check_bench, "compare": check_compare}[sys.argv[1]](
+            sys.argv[2], tmp)
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
