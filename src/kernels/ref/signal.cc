@@ -138,6 +138,9 @@ Status Stft(const Tensor& signal, int64_t frame_step, const Tensor* window, int6
 
 Status Window(WindowKind kind, int64_t size, bool periodic, DType out_type, Tensor* out) {
   if (size < 0) return Status::Error("window size must be >= 0, got ", size);
+  // The values are computed in doubles before the output is made: bound that buffer first.
+  if (size > kMaxTensorBytes / static_cast<int64_t>(sizeof(double)))
+    return Status::Error("window size ", size, " is too large");
   std::vector<double> v(size);
   const double denom = static_cast<double>(periodic ? size : size - 1);
   const double two_pi = 2 * std::numbers::pi;
