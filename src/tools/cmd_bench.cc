@@ -30,8 +30,8 @@ Status WriteJson(const std::string& path, const BenchOptions& opts, const Engine
                  const std::vector<double>& ms, const LatencyStats& s, double per_s) {
   std::ofstream f(path);
   if (!f) return Status::Error("cannot write '", path, "'");
-  f << "{\n  \"model\": " << JsonString(opts.model) << ",\n  \"engine\": "
-    << JsonString(engine.name()) << ",\n  \"threads\": " << engine.threads()
+  f << "{\n  \"model\": " << JsonString(opts.model)
+    << ",\n  \"engine\": " << JsonString(engine.name()) << ",\n  \"threads\": " << engine.threads()
     << ",\n  \"requested_threads\": " << opts.threads << ",\n  \"warmup\": " << opts.warmup
     << ",\n  \"iters\": " << opts.iters << ",\n  \"iters_ms\": [";
   for (size_t i = 0; i < ms.size(); ++i) f << (i ? ", " : "") << Fixed(ms[i], 6);

@@ -50,7 +50,7 @@ struct NodeRow {
 struct OpTypeRow {
   int count = 0;  // nodes per run
   double total_ms = 0;
-  double flops = 0;  // known flops per run
+  double flops = 0;     // known flops per run
   double flops_ms = 0;  // time of the nodes whose flops are known
 };
 
@@ -109,14 +109,15 @@ Status WriteTrace(const std::string& path, const std::vector<Event>& events,
     << JsonString(engine.name()) << "}}";
   for (size_t i = 0; i < run_ms.size(); ++i) {
     f << ",\n{\"name\":\"run\",\"cat\":\"run\",\"ph\":\"X\",\"ts\":" << Fixed(run_ts_us[i], 3)
-      << ",\"dur\":" << Fixed(run_ms[i] * 1e3, 3) << ",\"pid\":1,\"tid\":1,\"args\":{\"iter\":"
-      << i << "}}";
+      << ",\"dur\":" << Fixed(run_ms[i] * 1e3, 3) << ",\"pid\":1,\"tid\":1,\"args\":{\"iter\":" << i
+      << "}}";
   }
   for (const Event& e : events) {
     const NodeRow& row = rows.at(e.node);
     const double ms = e.dur_us * 1e-3;
-    f << ",\n{\"name\":" << JsonString(e.node->op_type) << ",\"cat\":\"op\",\"ph\":\"X\",\"ts\":"
-      << Fixed(e.ts_us, 3) << ",\"dur\":" << Fixed(e.dur_us, 3)
+    f << ",\n{\"name\":" << JsonString(e.node->op_type)
+      << ",\"cat\":\"op\",\"ph\":\"X\",\"ts\":" << Fixed(e.ts_us, 3)
+      << ",\"dur\":" << Fixed(e.dur_us, 3)
       << ",\"pid\":1,\"tid\":1,\"args\":{\"node\":" << JsonString(e.node->name)
       << ",\"kernel\":" << JsonString(engine.KernelFor(*e.node))
       << ",\"shape\":" << JsonString(ShapeOf(*e.node)) << ",\"iter\":" << e.iter
@@ -211,9 +212,8 @@ int Profile(const ProfileOptions& opts) {
   std::cout << "model: " << opts.model << '\n';
   std::cout << "engine: " << engine.name() << ", threads: " << engine.threads() << '\n';
   if (!engine.ThreadsNote().empty()) std::cout << "note: " << engine.ThreadsNote() << '\n';
-  std::cout << "peak: " << Fixed(peak_start.gflops, 1) << " GFLOP/s per core ("
-            << peak_start.kernel << "), " << Fixed(peak, 1) << " for " << engine.threads()
-            << " thread(s)\n";
+  std::cout << "peak: " << Fixed(peak_start.gflops, 1) << " GFLOP/s per core (" << peak_start.kernel
+            << "), " << Fixed(peak, 1) << " for " << engine.threads() << " thread(s)\n";
   std::cout << "runs: " << opts.warmup << " warm-up, " << opts.iters
             << " profiled (times below are per run, the mean)\n\n";
 
@@ -229,8 +229,8 @@ int Profile(const ProfileOptions& opts) {
   for (const ir::Node* n : shown) {
     const NodeRow& r = rows[n];
     const double ms = r.total_ms / iters;
-    const size_t index = static_cast<size_t>(std::find(order.begin(), order.end(), n) -
-                                             order.begin());
+    const size_t index =
+        static_cast<size_t>(std::find(order.begin(), order.end(), n) - order.begin());
     std::printf("%4zu  %-18s %-34s %-10s %-18s %10.3f %6.1f %8s %6s\n", index,
                 Shorten(n->op_type, 18).c_str(), Shorten(n->name, 34).c_str(),
                 engine.KernelFor(*n).c_str(), ShapeOf(*n).c_str(), ms,
@@ -241,12 +241,14 @@ int Profile(const ProfileOptions& opts) {
   std::printf("\nby op type:\n%-18s %6s %10s %6s %8s %6s\n", "op", "nodes", "ms", "%", "GFLOP/s",
               "%peak");
   std::vector<std::pair<std::string, OpTypeRow>> types(by_type.begin(), by_type.end());
-  std::stable_sort(types.begin(), types.end(),
-                   [](const auto& a, const auto& b) { return a.second.total_ms > b.second.total_ms; });
+  std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) {
+    return a.second.total_ms > b.second.total_ms;
+  });
   for (const auto& [op, t] : types) {
     std::printf("%-18s %6d %10.3f %6.1f %8s %6s\n", Shorten(op, 18).c_str(), t.count, t.total_ms,
                 ops_ms > 0 ? 100 * t.total_ms / ops_ms : 0.0,
-                GflopsCell(t.flops, t.flops_ms).c_str(), PeakCell(t.flops, t.flops_ms, peak).c_str());
+                GflopsCell(t.flops, t.flops_ms).c_str(),
+                PeakCell(t.flops, t.flops_ms, peak).c_str());
   }
 
   std::cout << "\nops total: " << Fixed(ops_ms, 3) << " ms; measured run: " << Fixed(run_mean, 3)
@@ -257,14 +259,13 @@ int Profile(const ProfileOptions& opts) {
   std::cout << "work: " << work << " GFLOP per run"
             << (flops_complete ? "" : " (some shapes not static: those ops not counted)")
             << " (Conv, ConvTranspose, Gemm, MatMul; plain algorithm), "
-            << GflopsCell(flops, run_mean) << " GFLOP/s, "
-            << PeakCell(flops, run_mean, peak) << "% of peak\n";
+            << GflopsCell(flops, run_mean) << " GFLOP/s, " << PeakCell(flops, run_mean, peak)
+            << "% of peak\n";
   std::cout << "peak at end: " << Fixed(peak_end.gflops, 1) << " GFLOP/s per core"
             << (peak_end.gflops < 0.9 * peak_start.gflops ? " (fell: the machine got busier)" : "")
             << '\n';
   if (!opts.trace.empty()) {
-    Status st = WriteTrace(opts.trace, events, run_ts_us, run_ms, engine, rows, peak,
-                           opts.model);
+    Status st = WriteTrace(opts.trace, events, run_ts_us, run_ms, engine, rows, peak, opts.model);
     if (!st.ok()) return Fail(st.message());
     std::cout << "trace: " << opts.trace << " (open in ui.perfetto.dev)\n";
   }

@@ -67,9 +67,9 @@ struct ProfileOptions {
   std::vector<std::string> inputs;  // NAME=FILE.npy; random when empty
   int threads = 1;
   int warmup = 1;
-  int iters = 1;        // profiled runs; per-op times are their mean
-  std::string trace;    // Chrome-trace JSON (opens in Perfetto)
-  int top = 0;          // print only the N slowest nodes (0: every node, in run order)
+  int iters = 1;      // profiled runs; per-op times are their mean
+  std::string trace;  // Chrome-trace JSON (opens in Perfetto)
+  int top = 0;        // print only the N slowest nodes (0: every node, in run order)
   double peak_seconds = 0.2;
 };
 int Profile(const ProfileOptions& opts);

@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--input", bench.inputs, "Input as NAME=FILE.npy (repeatable)");
   bench_cmd->add_option("--threads", bench.threads, "Threads for the run")
       ->check(CLI::Range(1, 1024));
-  bench_cmd->add_option("--warmup", bench.warmup, "Untimed runs first")->check(CLI::Range(0, 1 << 20));
+  bench_cmd->add_option("--warmup", bench.warmup, "Untimed runs first")
+      ->check(CLI::Range(0, 1 << 20));
   bench_cmd->add_option("--iters", bench.iters, "Timed runs")->check(CLI::Range(1, 1 << 20));
   bench_cmd->add_option("--json", bench.json, "Also write every iteration's time as JSON here");
 
@@ -77,7 +78,8 @@ int main(int argc, char** argv) {
   prof_cmd->add_option("--input", prof.inputs, "Input as NAME=FILE.npy (repeatable)");
   prof_cmd->add_option("--threads", prof.threads, "Threads for the run")
       ->check(CLI::Range(1, 1024));
-  prof_cmd->add_option("--warmup", prof.warmup, "Unprofiled runs first")->check(CLI::Range(0, 1 << 20));
+  prof_cmd->add_option("--warmup", prof.warmup, "Unprofiled runs first")
+      ->check(CLI::Range(0, 1 << 20));
   prof_cmd->add_option("--iters", prof.iters, "Profiled runs (per-op times are their mean)")
       ->check(CLI::Range(1, 1 << 20));
   prof_cmd->add_option("-o,--trace", prof.trace, "Write a Chrome-trace JSON (opens in Perfetto)");

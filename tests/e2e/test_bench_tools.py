@@ -48,8 +48,12 @@ def graph_node_count():
 
 def check_profile(kiln, tmp):
     trace_path = os.path.join(tmp, "trace.json")
-    # Several profiled runs: every one must be accounted for, not only a lucky one.
-    out = run([kiln, "profile", MODEL, "-o", trace_path, "--warmup", "2", "--iters", "3",
+    # Several profiled runs, all in the trace. The 10% bound applies to their total, the time the
+    # profiler reports; a single run of this 0.1 ms model can lose 10 us to the interpreter's
+    # own set-up or to a preemption between two nodes on a busy machine, so each run alone only
+    # has to be within 25%.
+    iters = 10
+    out = run([kiln, "profile", MODEL, "-o", trace_path, "--warmup", "2", "--iters", str(iters),
                "--peak-seconds", "0.05"])
     print(out)
     with open(trace_path) as f:
@@ -68,10 +72,10 @@ def check_profile(kiln, tmp):
             fail(f"complete event without numeric ts/dur: {e}")
     ops = [e for e in events if e["ph"] == "X" and e.get("cat") == "op"]
     runs = [e for e in events if e["ph"] == "X" and e.get("cat") == "run"]
-    if len(runs) != 3:
-        fail(f"{len(runs)} run events, expected 3")
+    if len(runs) != iters:
+        fail(f"{len(runs)} run events, expected {iters}")
     nodes = graph_node_count()
-    for i in range(3):
+    for i in range(iters):
         mine = [e for e in ops if e["args"]["iter"] == i]
         if nodes is not None and len(mine) != nodes:
             fail(f"run {i}: {len(mine)} op events, the graph has {nodes} nodes")
@@ -85,10 +89,15 @@ def check_profile(kiln, tmp):
             if e["ts"] < r["ts"] - 1 or e["ts"] + e["dur"] > r["ts"] + r["dur"] + 1:
                 fail(f"op event outside its run: {e}")
         op_sum = sum(e["dur"] for e in mine)
-        if abs(op_sum - runs[i]["dur"]) > 0.10 * runs[i]["dur"]:
+        if abs(op_sum - runs[i]["dur"]) > 0.25 * runs[i]["dur"]:
             fail(f"run {i}: op times add up to {op_sum:.1f} us, the run took "
-                 f"{runs[i]['dur']:.1f} us (more than 10% apart)")
-    total_op_ms = sum(e["dur"] for e in ops) / 1e3 / 3
+                 f"{runs[i]['dur']:.1f} us (more than 25% apart)")
+    total_op_us = sum(e["dur"] for e in ops)
+    total_run_us = sum(r["dur"] for r in runs)
+    if abs(total_op_us - total_run_us) > 0.10 * total_run_us:
+        fail(f"op times add up to {total_op_us:.1f} us, the runs took {total_run_us:.1f} us "
+             "(more than 10% apart)")
+    total_op_ms = total_op_us / 1e3 / iters
     reported = float(re.search(r"^run_ms=([0-9.]+)$", out, re.M).group(1))
     if abs(total_op_ms - reported) > 0.10 * reported:
         fail(f"op times {total_op_ms:.3f} ms per run vs reported run {reported:.3f} ms")

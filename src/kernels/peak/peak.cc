@@ -25,8 +25,7 @@ constexpr bool TableIsWellFormed() {
 static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at scalar");
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // One window's rate in flop/s: enough calls to last about `window` seconds. Calls are long enough

@@ -26,8 +26,8 @@ const PeakUkernel& SelectPeakUkernel(IsaLevel cap);
 inline const PeakUkernel& SelectPeakUkernel() { return SelectPeakUkernel(ActiveIsa()); }
 
 struct PeakResult {
-  double gflops = 0;           // one core, the best short window seen
-  const char* kernel = "";     // the microkernel that reached it
+  double gflops = 0;        // one core, the best short window seen
+  const char* kernel = "";  // the microkernel that reached it
 };
 
 // Runs the selected microkernel on the calling thread for about `seconds` in short windows and
