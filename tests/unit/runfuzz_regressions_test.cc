@@ -28,13 +28,6 @@ std::string Raw(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-void AddIntAttr(::onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
 // Loads `m` (which must load) and runs it with `inputs`; returns the run's status.
 Status LoadAndRun(const ::onnx::ModelProto& m, const interp::NamedTensors& inputs) {
   auto model = onnx::LoadModelFromBytes(hostile::Serialize(m), "");
