@@ -254,6 +254,12 @@ def main():
     if kiln_threads and kiln_threads != [args.threads]:
         notes.append(f"kiln used {kiln_threads} thread(s) (reference interpreter), others "
                      f"{args.threads}")
+    for r in ok:  # BENCHMARKING.md, rule 2: a wide min-max spread means a busy machine
+        for e in ["kiln", "onnxruntime", *extra]:
+            if e in r and r[e]["max_ms"] - r[e]["min_ms"] > 0.2 * r[e]["median_ms"]:
+                notes.append(f"warning: {r['model']} {e}: min {r[e]['min_ms']:.2f} ms, max "
+                             f"{r[e]['max_ms']:.2f} ms (wide spread: the machine was busy; "
+                             "run again)")
     if skipped:
         notes.append("skipped: " + ", ".join(sorted(skipped)))
     for n in notes:
