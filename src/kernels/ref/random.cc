@@ -54,9 +54,9 @@ double NumpyRandom::Gauss() {
 }
 
 // numpy's inversion algorithm for n = 1: it draws against the smaller of p and 1 - p, so the
-// comparison is against exp(log(q)), not q itself, to land on the same side as numpy does.
+// comparison is against exp(log(q)), not q itself, to land on the same side as numpy does. The
+// legacy stream draws even for p == 0.
 int64_t NumpyRandom::Bernoulli(double p) {
-  if (p == 0.0) return 0;
   const bool flip = p > 0.5;
   const double pp = flip ? 1.0 - p : p;
   const double q = 1.0 - pp;

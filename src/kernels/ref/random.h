@@ -17,7 +17,7 @@ class NumpyRandom {
   explicit NumpyRandom(uint32_t seed) : gen_(seed) {}
   double NextDouble();  // uniform in [0, 1)
   double Gauss();       // standard normal
-  // numpy's binomial(1, p): no draw for p == 0; p must be in [0, 1].
+  // numpy's legacy binomial(1, p): one draw per call; p must be in [0, 1].
   int64_t Bernoulli(double p);
 
  private:
