@@ -40,6 +40,24 @@ Tensor AsBFloat16(const Tensor& t) {
   return out;
 }
 
+// Upstream cases whose expected data contradict the ONNX spec. They still run; a mismatch is
+// reported as UNSUPPORTED with this reason instead of FAIL, and a match as PASS.
+struct KnownBadCase {
+  const char* name;
+  const char* reason;
+};
+constexpr KnownBadCase kKnownBadCases[] = {
+    {"test_adam_multiple",
+     "Adam: the expected data were computed with epsilon=1e-2 but the model leaves epsilon at "
+     "its spec default 1e-6 (an error in ONNX's test data)"},
+};
+
+const char* KnownBadReason(const std::string& name) {
+  for (const KnownBadCase& c : kKnownBadCases)
+    if (name == c.name) return c.reason;
+  return nullptr;
+}
+
 // Files named PREFIX_<n>.pb in numeric order.
 std::vector<fs::path> NumberedFiles(const fs::path& dir, const std::string& prefix) {
   std::vector<std::pair<int, fs::path>> found;
@@ -172,6 +190,9 @@ int Conformance(const ConformanceOptions& opts) {
     const std::string name = c.filename().string();
     if (!opts.filter.empty() && name.find(opts.filter) == std::string::npos) continue;
     Result r = RunCase(c, opts);
+    if (r.verdict == Verdict::kFail)
+      if (const char* reason = KnownBadReason(name))
+        r = {Verdict::kUnsupported, StrCat("known-bad test data: ", reason, "; kiln: ", r.detail)};
     switch (r.verdict) {
       case Verdict::kPass:
         ++pass;
