@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "interp/interpreter.h"
+#include "ir/printer.h"
 #include "onnx.pb.h"
 #include "ops/op_registry.h"
 
@@ -121,6 +123,13 @@ float SmallFloat(FuzzedDataProvider& fdp) {
   return kValues[b % (sizeof(kValues) / sizeof(kValues[0]))];
 }
 
+// Small negatives wrap to huge unsigned values, which make legitimately huge outputs (a uint32
+// Range to 2^32 - 3) far too often; the extremes still come, rarely.
+uint64_t SmallUnsigned(FuzzedDataProvider& fdp) {
+  const int64_t v = SmallInt(fdp);
+  return static_cast<uint64_t>(v >= -3 && v < 0 ? -v : v);
+}
+
 // Fills a tensor's elements from the fuzz bytes (zeros once they run out).
 void Fill(FuzzedDataProvider& fdp, Tensor* t) {
   const int64_t n = t->numel();
@@ -133,13 +142,13 @@ void Fill(FuzzedDataProvider& fdp, Tensor* t) {
         t->data<uint16_t>()[i] = kiln::FloatToBFloat16(SmallFloat(fdp));
         break;
       case DType::kInt64: t->data<int64_t>()[i] = SmallInt(fdp); break;
-      case DType::kUInt64: t->data<uint64_t>()[i] = static_cast<uint64_t>(SmallInt(fdp)); break;
+      case DType::kUInt64: t->data<uint64_t>()[i] = static_cast<uint64_t>(SmallUnsigned(fdp)); break;
       case DType::kInt32: t->data<int32_t>()[i] = static_cast<int32_t>(SmallInt(fdp)); break;
-      case DType::kUInt32: t->data<uint32_t>()[i] = static_cast<uint32_t>(SmallInt(fdp)); break;
+      case DType::kUInt32: t->data<uint32_t>()[i] = static_cast<uint32_t>(SmallUnsigned(fdp)); break;
       case DType::kInt16: t->data<int16_t>()[i] = static_cast<int16_t>(SmallInt(fdp)); break;
-      case DType::kUInt16: t->data<uint16_t>()[i] = static_cast<uint16_t>(SmallInt(fdp)); break;
+      case DType::kUInt16: t->data<uint16_t>()[i] = static_cast<uint16_t>(SmallUnsigned(fdp)); break;
       case DType::kInt8: t->data<int8_t>()[i] = static_cast<int8_t>(SmallInt(fdp)); break;
-      case DType::kUInt8: t->data<uint8_t>()[i] = static_cast<uint8_t>(SmallInt(fdp)); break;
+      case DType::kUInt8: t->data<uint8_t>()[i] = static_cast<uint8_t>(SmallUnsigned(fdp)); break;
       case DType::kBool: t->data<uint8_t>()[i] = fdp.ConsumeBool() ? 1 : 0; break;
       case DType::kString:
         t->strings()[i] = kStringValues[fdp.ConsumeIntegralInRange<size_t>(
@@ -222,6 +231,9 @@ void AddAttribute(FuzzedDataProvider& fdp, ::onnx::NodeProto* node) {
 }
 
 void Run(const kiln::ir::Model& model, const kiln::interp::NamedTensors& inputs) {
+  // KILN_FUZZ_PRINT=1 prints each model before it runs (to read a crash's input).
+  static const bool print = std::getenv("KILN_FUZZ_PRINT") != nullptr;
+  if (print) std::fprintf(stderr, "%s\n", kiln::ir::PrintGraph(*model.graph).c_str());
   std::vector<Tensor> outputs;
   kiln::Status st = kiln::interp::Run(*model.graph, inputs, &outputs);
   if (!st.ok() && st.message().empty()) __builtin_trap();  // an error must say something
