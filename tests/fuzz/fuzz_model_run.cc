@@ -89,6 +89,8 @@ constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat32, DType::kFloat32, 
                              DType::kBFloat16, DType::kUInt16, DType::kInt16,  DType::kUInt32,
                              DType::kUInt64};
 
+// The extremes overflow sizes or are refused; none asks for a legitimate 2-16 GiB output (which
+// kiln's 16 GiB tensor cap allows but -malloc_limit_mb reports), except int32 max as a count.
 int64_t SmallInt(FuzzedDataProvider& fdp) {
   const uint8_t b = fdp.ConsumeIntegral<uint8_t>();
   if (b < 224) return static_cast<int64_t>(b % 10) - 3;  // -3..6: axes, sizes, flags
@@ -96,9 +98,9 @@ int64_t SmallInt(FuzzedDataProvider& fdp) {
                                    std::numeric_limits<int64_t>::max(),
                                    std::numeric_limits<int32_t>::min(),
                                    std::numeric_limits<int32_t>::max(),
-                                   int64_t{1} << 32,
-                                   1000000,
-                                   -1000000,
+                                   int64_t{1} << 40,
+                                   1000,
+                                   -1000,
                                    64,
                                    -64,
                                    100,
