@@ -1,5 +1,6 @@
 #include "kernels/ref/signal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -8,25 +9,32 @@ namespace kiln::ref {
 namespace {
 
 // Writes double values into a float32 / float64 / float16 / bfloat16 / integer tensor.
-Status Store(const std::vector<double>& v, DType type, const std::vector<int64_t>& dims,
-             Tensor* out) {
-  KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(type, dims, "output"));
+// Converts n doubles into t's elements [offset, offset + n).
+Status StoreAt(const double* v, int64_t n, Tensor* t, int64_t offset) {
+  const DType type = t->dtype();
   Status st = Status::Ok();
   switch (type) {
     case DType::kFloat16:
-      for (size_t i = 0; i < v.size(); ++i) t.data<uint16_t>()[i] = FloatToHalf(static_cast<float>(v[i]));
+      for (int64_t i = 0; i < n; ++i)
+        t->data<uint16_t>()[offset + i] = FloatToHalf(static_cast<float>(v[i]));
       break;
     case DType::kBFloat16:
-      for (size_t i = 0; i < v.size(); ++i)
-        t.data<uint16_t>()[i] = FloatToBFloat16(static_cast<float>(v[i]));
+      for (int64_t i = 0; i < n; ++i)
+        t->data<uint16_t>()[offset + i] = FloatToBFloat16(static_cast<float>(v[i]));
       break;
     default:
       KILN_DISPATCH_NUMERIC(type, T,
                             st = Status::Error("unsupported output type ", DTypeName(type)),
-                            for (size_t i = 0; i < v.size(); ++i) t.data<T>()[i] =
+                            for (int64_t i = 0; i < n; ++i) t->data<T>()[offset + i] =
                                 static_cast<T>(v[i]));
   }
-  KILN_RETURN_IF_ERROR(st);
+  return st;
+}
+
+Status Store(const std::vector<double>& v, DType type, const std::vector<int64_t>& dims,
+             Tensor* out) {
+  KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(type, dims, "output"));
+  KILN_RETURN_IF_ERROR(StoreAt(v.data(), static_cast<int64_t>(v.size()), &t, 0));
   *out = std::move(t);
   return Status::Ok();
 }
@@ -138,21 +146,28 @@ Status Stft(const Tensor& signal, int64_t frame_step, const Tensor* window, int6
 
 Status Window(WindowKind kind, int64_t size, bool periodic, DType out_type, Tensor* out) {
   if (size < 0) return Status::Error("window size must be >= 0, got ", size);
-  // The values are computed in doubles before the output is made: bound that buffer first.
-  if (size > kMaxTensorBytes / static_cast<int64_t>(sizeof(double)))
-    return Status::Error("window size ", size, " is too large");
-  std::vector<double> v(size);
+  // The output is made (and its size checked) first; the doubles go through a small block, so a
+  // huge size never builds a hidden buffer twice the output's size.
+  KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(out_type, {size}, "window"));
   const double denom = static_cast<double>(periodic ? size : size - 1);
   const double two_pi = 2 * std::numbers::pi;
-  for (int64_t n = 0; n < size; ++n) {
-    const double a = denom == 0 ? 0.0 : two_pi * static_cast<double>(n) / denom;
-    switch (kind) {
-      case WindowKind::kHann: v[n] = 0.5 - 0.5 * std::cos(a); break;
-      case WindowKind::kHamming: v[n] = 25.0 / 46 - 21.0 / 46 * std::cos(a); break;
-      case WindowKind::kBlackman: v[n] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a); break;
+  constexpr int64_t kBlock = 1024;
+  double v[kBlock] = {};
+  for (int64_t start = 0; start < size; start += kBlock) {
+    const int64_t n = std::min(kBlock, size - start);
+    for (int64_t j = 0; j < n; ++j) {
+      const double a = denom == 0 ? 0.0 : two_pi * static_cast<double>(start + j) / denom;
+      switch (kind) {
+        case WindowKind::kHann: v[j] = 0.5 - 0.5 * std::cos(a); break;
+        case WindowKind::kHamming: v[j] = 25.0 / 46 - 21.0 / 46 * std::cos(a); break;
+        case WindowKind::kBlackman: v[j] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a); break;
+      }
     }
+    KILN_RETURN_IF_ERROR(StoreAt(v, n, &t, start));
   }
-  return Store(v, out_type, {size}, out);
+  if (size == 0) KILN_RETURN_IF_ERROR(StoreAt(v, 0, &t, 0));  // still refuse a bad type
+  *out = std::move(t);
+  return Status::Ok();
 }
 
 Status MelWeightMatrix(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate,
