@@ -125,11 +125,16 @@ float SmallFloat(FuzzedDataProvider& fdp) {
   return kValues[b % (sizeof(kValues) / sizeof(kValues[0]))];
 }
 
-// Small negatives wrap to huge unsigned values, which make legitimately huge outputs (a uint32
-// Range to 2^32 - 3) far too often; the extremes still come, rarely.
-uint64_t SmallUnsigned(FuzzedDataProvider& fdp) {
+// Tensor data: a count read from data (a Range limit, a window size) is the output's size, so
+// values that wrap to 2^31..2^32 ask for legitimate 2-16 GiB outputs: negatives stay small in
+// unsigned types and int32 max becomes int32 min.
+int64_t DataInt(FuzzedDataProvider& fdp) {
   const int64_t v = SmallInt(fdp);
-  return static_cast<uint64_t>(v >= -3 && v < 0 ? -v : v);
+  return v == std::numeric_limits<int32_t>::max() ? std::numeric_limits<int32_t>::min() : v;
+}
+uint64_t SmallUnsigned(FuzzedDataProvider& fdp) {
+  const int64_t v = DataInt(fdp);
+  return static_cast<uint64_t>(v < 0 ? -(v % 1024) : v);
 }
 
 // Fills a tensor's elements from the fuzz bytes (zeros once they run out).
@@ -143,13 +148,13 @@ void Fill(FuzzedDataProvider& fdp, Tensor* t) {
       case DType::kBFloat16:
         t->data<uint16_t>()[i] = kiln::FloatToBFloat16(SmallFloat(fdp));
         break;
-      case DType::kInt64: t->data<int64_t>()[i] = SmallInt(fdp); break;
+      case DType::kInt64: t->data<int64_t>()[i] = DataInt(fdp); break;
       case DType::kUInt64: t->data<uint64_t>()[i] = static_cast<uint64_t>(SmallUnsigned(fdp)); break;
-      case DType::kInt32: t->data<int32_t>()[i] = static_cast<int32_t>(SmallInt(fdp)); break;
+      case DType::kInt32: t->data<int32_t>()[i] = static_cast<int32_t>(DataInt(fdp)); break;
       case DType::kUInt32: t->data<uint32_t>()[i] = static_cast<uint32_t>(SmallUnsigned(fdp)); break;
-      case DType::kInt16: t->data<int16_t>()[i] = static_cast<int16_t>(SmallInt(fdp)); break;
+      case DType::kInt16: t->data<int16_t>()[i] = static_cast<int16_t>(DataInt(fdp)); break;
       case DType::kUInt16: t->data<uint16_t>()[i] = static_cast<uint16_t>(SmallUnsigned(fdp)); break;
-      case DType::kInt8: t->data<int8_t>()[i] = static_cast<int8_t>(SmallInt(fdp)); break;
+      case DType::kInt8: t->data<int8_t>()[i] = static_cast<int8_t>(DataInt(fdp)); break;
       case DType::kUInt8: t->data<uint8_t>()[i] = static_cast<uint8_t>(SmallUnsigned(fdp)); break;
       case DType::kBool: t->data<uint8_t>()[i] = fdp.ConsumeBool() ? 1 : 0; break;
       case DType::kString:
