@@ -1,5 +1,6 @@
 #include "support/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -7,6 +8,15 @@
 #include <sstream>
 
 namespace kiln {
+
+namespace {
+std::atomic<int64_t> g_tensor_byte_limit{int64_t{16} << 30};
+}  // namespace
+
+int64_t TensorByteLimit() { return g_tensor_byte_limit.load(std::memory_order_relaxed); }
+void SetTensorByteLimit(int64_t bytes) {
+  g_tensor_byte_limit.store(bytes, std::memory_order_relaxed);
+}
 
 Expected<int64_t> CheckedNumel(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = 1;
@@ -45,9 +55,10 @@ Expected<Tensor> Tensor::Make(DType dtype, std::vector<int64_t> dims, const std:
   KILN_ASSIGN_OR_RETURN(int64_t n, CheckedNumel(dims, what));
   const int64_t elem = static_cast<int64_t>(DTypeSize(dtype));
   if (elem == 0) return Status::Error(what, ": undefined element type");
-  if (n > kMaxTensorBytes / elem)
+  const int64_t limit = TensorByteLimit();
+  if (n > limit / elem)
     return Status::Error(what, ": ", DimsToString(dims), " of ", DTypeName(dtype),
-                         " is larger than kiln's limit of ", kMaxTensorBytes, " bytes");
+                         " is larger than kiln's limit of ", limit, " bytes");
   return Tensor(dtype, std::move(dims));
 }
 

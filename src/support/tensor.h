@@ -12,8 +12,11 @@
 
 namespace kiln {
 
-// Refuses tensors above this size: a hostile shape must become an error, not an OOM kill.
-inline constexpr int64_t kMaxTensorBytes = int64_t{16} << 30;
+// Tensors above this many bytes are refused: a hostile shape must become an error, not an OOM
+// kill. 16 GiB by default; a process may lower it once at start-up (the fuzzers do, to stay
+// inside libFuzzer's memory limit). Not meant to change while models run.
+int64_t TensorByteLimit();
+void SetTensorByteLimit(int64_t bytes);
 
 // Product of dims, or an error naming `what` if a dim is negative or the product overflows.
 Expected<int64_t> CheckedNumel(const std::vector<int64_t>& dims, const std::string& what);

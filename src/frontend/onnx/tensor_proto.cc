@@ -119,9 +119,10 @@ Expected<Tensor> TensorFromProto(const ::onnx::TensorProto& p, const std::string
   KILN_ASSIGN_OR_RETURN(int64_t n, CheckedNumel(dims, what));
   const int64_t elem = dtype == DType::kString ? 1 : static_cast<int64_t>(DTypeSize(dtype));
   if (elem == 0) return Status::Error(what, ": undefined element type");
-  if (n > kMaxTensorBytes / elem)
+  const int64_t limit = TensorByteLimit();
+  if (n > limit / elem)
     return Status::Error(what, ": ", DimsToString(dims), " of ", DTypeName(dtype),
-                         " is larger than kiln's limit of ", kMaxTensorBytes, " bytes");
+                         " is larger than kiln's limit of ", limit, " bytes");
   const size_t nbytes = dtype == DType::kString ? 0 : static_cast<size_t>(n * elem);
   const bool external = p.data_location() == ::onnx::TensorProto::EXTERNAL;
   ExternalSpan span;
