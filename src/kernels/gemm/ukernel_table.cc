@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/ukernel_select.h"
+
 namespace kiln::gemm {
 namespace {
 
@@ -19,25 +21,15 @@ constexpr GemmUkernel kTable[] = {
      f32_vgelu__avx2_fma},
 };
 
-constexpr bool TableIsWellFormed() {
-  for (size_t i = 0; i < std::size(kTable); ++i) {
-    if (i > 0 && kTable[i].isa < kTable[i - 1].isa) return false;
-  }
-  return kTable[0].isa == IsaLevel::kScalar;
-}
-static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at scalar");
+static_assert(kernels::IsaRowsAreOrdered(kTable),
+              "rows go oldest ISA first, and start at scalar");
 
 }  // namespace
 
 std::span<const GemmUkernel> GemmUkernels() { return kTable; }
 
 const GemmUkernel& SelectGemmUkernel(IsaLevel cap) {
-  cap = std::min(cap, ActiveIsa());
-  const GemmUkernel* best = &kTable[0];
-  for (const GemmUkernel& row : kTable) {
-    if (row.isa <= cap) best = &row;
-  }
-  return *best;
+  return kernels::SelectByIsa<GemmUkernel>(kTable, cap);
 }
 
 }  // namespace kiln::gemm

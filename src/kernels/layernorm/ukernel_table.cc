@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/ukernel_select.h"
+
 namespace kiln::layernorm {
 namespace {
 
@@ -14,25 +16,15 @@ constexpr LayerNormUkernel kTable[] = {
     {"avx512", IsaLevel::kAvx512, f32_rsum__avx512, f32_rsumsqdiff__avx512, f32_vlayernorm__avx512},
 };
 
-constexpr bool TableIsWellFormed() {
-  for (size_t i = 1; i < std::size(kTable); ++i) {
-    if (kTable[i].isa <= kTable[i - 1].isa) return false;
-  }
-  return kTable[0].isa == IsaLevel::kScalar;
-}
-static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at scalar");
+static_assert(kernels::IsaRowsAreOrdered(kTable),
+              "rows go oldest ISA first, and start at scalar");
 
 }  // namespace
 
 std::span<const LayerNormUkernel> LayerNormUkernels() { return kTable; }
 
 const LayerNormUkernel& SelectLayerNormUkernel(IsaLevel cap) {
-  cap = std::min(cap, ActiveIsa());
-  const LayerNormUkernel* best = &kTable[0];
-  for (const LayerNormUkernel& row : kTable) {
-    if (row.isa <= cap) best = &row;
-  }
-  return *best;
+  return kernels::SelectByIsa<LayerNormUkernel>(kTable, cap);
 }
 
 }  // namespace kiln::layernorm

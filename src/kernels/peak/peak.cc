@@ -4,6 +4,8 @@
 #include <chrono>
 #include <iterator>
 
+#include "kernels/ukernel_select.h"
+
 namespace kiln::peak {
 namespace {
 
@@ -16,13 +18,8 @@ constexpr PeakUkernel kTable[] = {
     {"f32_fma_peak__avx512f", IsaLevel::kAvx512, 16 * 12 * 2, f32_fma_peak__avx512f},
 };
 
-constexpr bool TableIsWellFormed() {
-  for (size_t i = 1; i < std::size(kTable); ++i) {
-    if (kTable[i].isa < kTable[i - 1].isa) return false;
-  }
-  return kTable[0].isa == IsaLevel::kScalar;
-}
-static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at scalar");
+static_assert(kernels::IsaRowsAreOrdered(kTable),
+              "rows go oldest ISA first, and start at scalar");
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -47,12 +44,7 @@ double WindowRate(const PeakUkernel& k, double window, float* sink) {
 std::span<const PeakUkernel> PeakUkernels() { return kTable; }
 
 const PeakUkernel& SelectPeakUkernel(IsaLevel cap) {
-  cap = std::min(cap, ActiveIsa());
-  const PeakUkernel* best = &kTable[0];
-  for (const PeakUkernel& row : kTable) {
-    if (row.isa <= cap) best = &row;
-  }
-  return *best;
+  return kernels::SelectByIsa<PeakUkernel>(kTable, cap);
 }
 
 PeakResult MeasureF32Peak(double seconds, IsaLevel cap) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/ukernel_select.h"
+
 namespace kiln::softmax {
 namespace {
 
@@ -17,25 +19,15 @@ constexpr SoftmaxUkernel kTable[] = {
      f32_raddstoreexpminusmax__avx512, f32_vscale__avx512, f32_vbinaryc_add__avx512},
 };
 
-constexpr bool TableIsWellFormed() {
-  for (size_t i = 1; i < std::size(kTable); ++i) {
-    if (kTable[i].isa <= kTable[i - 1].isa) return false;
-  }
-  return kTable[0].isa == IsaLevel::kScalar;
-}
-static_assert(TableIsWellFormed(), "rows go oldest ISA first, and start at scalar");
+static_assert(kernels::IsaRowsAreOrdered(kTable),
+              "rows go oldest ISA first, and start at scalar");
 
 }  // namespace
 
 std::span<const SoftmaxUkernel> SoftmaxUkernels() { return kTable; }
 
 const SoftmaxUkernel& SelectSoftmaxUkernel(IsaLevel cap) {
-  cap = std::min(cap, ActiveIsa());
-  const SoftmaxUkernel* best = &kTable[0];
-  for (const SoftmaxUkernel& row : kTable) {
-    if (row.isa <= cap) best = &row;
-  }
-  return *best;
+  return kernels::SelectByIsa<SoftmaxUkernel>(kTable, cap);
 }
 
 }  // namespace kiln::softmax
