@@ -9,7 +9,7 @@ test kiln's correctness against onnxruntime and its speed, not accuracy. Each mo
 in eval mode with batch 1, input "input" [1,3,224,224] float32 and output "output", then loaded
 and run once in onnxruntime as a check. Files that already exist are skipped.
 
-DIR defaults to $KILN_MODEL_CACHE, else ~/.cache/kiln/models.
+DIR defaults to $KILN_MODEL_CACHE, else ~/.cache/kiln/models/v2.
 """
 
 import argparse
@@ -109,7 +109,7 @@ def main():
         epilog="names: " + " ".join(MODELS) + " (or 'all')")
     ap.add_argument("names", nargs="+", metavar="NAME")
     ap.add_argument("--out", default=None, help="output folder (default: $KILN_MODEL_CACHE "
-                    "or ~/.cache/kiln/models)")
+                    "or ~/.cache/kiln/models/v2)")
     ap.add_argument("--opset", type=int, default=13)
     args = ap.parse_args()
 
