@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "kernels/ref/conv.h"
 #include "support/cpu.h"
 #include "support/thread_pool.h"
@@ -21,44 +22,10 @@ namespace {
 constexpr uint32_t kSeed = 20261131;
 using gemm::Activation;
 
-std::vector<IsaLevel> IsaLevels() {
-  std::vector<IsaLevel> levels;
-  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (l <= ActiveIsa()) levels.push_back(l);
-  }
-  return levels;
-}
-
-ThreadPool* TwoThreads() {
-  static std::unique_ptr<ThreadPool> pool = std::move(ThreadPool::Create(2).value());
-  return pool.get();
-}
-
-// Exactly n floats, so that ASan catches a read past the last element.
-std::vector<float> Random(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-float Activate(float v, const gemm::Epilogue& ep) {
-  switch (ep.activation) {
-    case Activation::kNone:
-      return v;
-    case Activation::kRelu:
-      return std::max(v, 0.0f);
-    case Activation::kClip:
-      return std::min(std::max(v, ep.clip_min), ep.clip_max);
-    case Activation::kSilu:
-      return static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
-    case Activation::kHardSwish:
-      return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
-    case Activation::kGelu:
-      return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
-  }
-  return v;
-}
+using kernel_test::Activate;
+using kernel_test::IsaLevels;
+using kernel_test::Random;
+using kernel_test::TwoThreads;
 
 struct Case {
   WinogradConvParams p;
