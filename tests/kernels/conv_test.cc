@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "kernels/conv/conv_ukernels.h"
 #include "kernels/conv/layout.h"
 #include "kernels/ref/conv.h"
@@ -37,35 +38,9 @@ std::vector<IsaLevel> IsaLevels() {
   return levels;
 }
 
-ThreadPool* TwoThreads() {
-  static std::unique_ptr<ThreadPool> pool = std::move(ThreadPool::Create(2).value());
-  return pool.get();
-}
-
-std::vector<float> Random(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-float Activate(float v, const gemm::Epilogue& ep) {
-  switch (ep.activation) {
-    case gemm::Activation::kNone:
-      return v;
-    case gemm::Activation::kRelu:
-      return std::max(v, 0.0f);
-    case gemm::Activation::kClip:
-      return std::min(std::max(v, ep.clip_min), ep.clip_max);
-    case gemm::Activation::kSilu:
-      return static_cast<float>(v / (1.0 + std::exp(-static_cast<double>(v))));
-    case gemm::Activation::kHardSwish:
-      return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
-    case gemm::Activation::kGelu:
-      return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
-  }
-  return v;
-}
+using kernel_test::Activate;
+using kernel_test::Random;
+using kernel_test::TwoThreads;
 
 ConvParams P(size_t n, size_t c, size_t h, size_t w, size_t m, size_t kh, size_t kw,
              size_t stride = 1, size_t pad = 0, size_t dilation = 1, size_t groups = 1) {
