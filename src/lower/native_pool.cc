@@ -1,0 +1,8 @@
+#include "lower/native.h"
+
+namespace kiln::lower {
+
+// Placeholder until the family lands: claims nothing, so these nodes run in reference partitions.
+std::span<const NativeLowering> PoolLowerings() { return {}; }
+
+}  // namespace kiln::lower

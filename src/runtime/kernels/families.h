@@ -1,0 +1,16 @@
+// The native kernel families; kernel_registry.cc lists them explicitly.
+#pragma once
+
+#include <span>
+
+#include "runtime/kernel_registry.h"
+
+namespace kiln::runtime {
+
+std::span<const KernelEntry> ConvKernels();      // conv.cc
+std::span<const KernelEntry> GemmKernels();      // gemm.cc
+std::span<const KernelEntry> EltwiseKernels();   // eltwise.cc
+std::span<const KernelEntry> PoolKernels();      // pool.cc
+std::span<const KernelEntry> TensorKernels();    // tensor.cc: reshape, concat, transpose, ...
+
+}  // namespace kiln::runtime

@@ -1,0 +1,8 @@
+#include "runtime/kernels/families.h"
+
+namespace kiln::runtime {
+
+// Placeholder until the family lands: no kernels, so every node goes to a reference partition.
+std::span<const KernelEntry> PoolKernels() { return {}; }
+
+}  // namespace kiln::runtime

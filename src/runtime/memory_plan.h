@@ -1,0 +1,34 @@
+// Static memory planning: places buffers with known sizes and lifetimes in one arena so that
+// buffers whose lifetimes overlap never overlap in memory, and a buffer may take over the
+// memory of one that dies at the step it is born (in place).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kiln::runtime {
+
+inline constexpr size_t kArenaAlignment = 64;
+
+struct BufferRequest {
+  size_t bytes = 0;
+  // Steps [first, last]: written by step `first`, last read by step `last` (first <= last).
+  int32_t first = 0;
+  int32_t last = 0;
+  // Index of an earlier request this buffer may share in place (same bytes, last == this
+  // buffer's first), or -1. The planner may decline.
+  int32_t in_place_of = -1;
+};
+
+struct MemoryPlan {
+  std::vector<size_t> offsets;  // one per request, multiples of kArenaAlignment
+  size_t arena_bytes = 0;       // the arena size the offsets need
+  size_t total_bytes = 0;       // sum of all requests (aligned): the size without reuse
+};
+
+// Greedy by size (largest first, each at the lowest offset that no buffer with an overlapping
+// lifetime occupies), after in-place pairs are merged into one lifetime.
+MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests);
+
+}  // namespace kiln::runtime
