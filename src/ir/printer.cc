@@ -172,9 +172,14 @@ std::string Element(const Tensor& t, int64_t i) {
   }
 }
 
+// Set while PrintGraph runs with full_constants (thread-local: printers on other threads are
+// unaffected), so every tensor below it, attributes and subgraphs included, prints in full.
+thread_local bool t_full_constants = false;
+
 // The data after a tensor's type: "[1,2,3]" or "random(seed=S)".
 std::string TensorData(const Tensor& t) {
-  if (t.numel() > kInlineElements) return StrCat("random(seed=", FillSeedFor(t), ")");
+  if (t.numel() > kInlineElements && !t_full_constants)
+    return StrCat("random(seed=", FillSeedFor(t), ")");
   std::string s = "[";
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (i) s += ',';
@@ -295,7 +300,12 @@ uint32_t FillSeedFor(const Tensor& t) {
   return ContentHash(t);
 }
 
-std::string PrintGraph(const Graph& graph) {
+std::string PrintGraph(const Graph& graph, const PrintOptions& options) {
+  struct Restore {
+    bool old = t_full_constants;
+    ~Restore() { t_full_constants = old; }
+  } restore;
+  t_full_constants = options.full_constants;
   std::ostringstream os;
   PrintInto(graph, 0, os);
   return os.str();

@@ -21,7 +21,12 @@
 
 namespace kiln::ir {
 
-std::string PrintGraph(const Graph& graph);
+struct PrintOptions {
+  // Every constant prints its values, however large: the text then carries the whole graph
+  // (reference partitions in compiled modules), at the cost of size.
+  bool full_constants = false;
+};
+std::string PrintGraph(const Graph& graph, const PrintOptions& options = {});
 std::string PrintAttribute(const Attribute& a);
 std::string PrintType(const ValueType& type);
 

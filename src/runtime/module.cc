@@ -3,6 +3,8 @@
 #include <cstring>
 #include <new>
 
+#include "support/tensor.h"
+
 namespace kiln::runtime {
 namespace {
 

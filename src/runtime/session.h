@@ -40,6 +40,9 @@ class CompiledModel {
 
 struct SessionOptions {
   int threads = 1;  // exactly this many, the caller included
+  // Off only for test data known to contradict its own model's declared static dims (some ONNX
+  // backend cases); element types and ranks are always checked.
+  bool check_input_dims = true;
 };
 
 // Called after each step with its wall time; for profilers. Costs one clock read per step.
@@ -71,8 +74,11 @@ class Session {
 
  private:
   struct State;
-  explicit Session(std::shared_ptr<const CompiledModel> model);
+  Session();
+  Status Plan(const std::vector<const Dims*>& input_dims);
+  Status RunStep(size_t s);
   std::shared_ptr<const CompiledModel> model_;
+  SessionOptions options_;
   std::unique_ptr<State> state_;
 };
 
