@@ -29,6 +29,17 @@ struct MemoryPlan {
 
 // Greedy by size (largest first, each at the lowest offset that no buffer with an overlapping
 // lifetime occupies), after in-place pairs are merged into one lifetime.
+//
+// It cannot fail, so its inputs are the caller's to get right:
+// - Every request has first <= last (an inverted range is read as [last, first]).
+// - Lifetimes are inclusive: a buffer born at the step another dies overlaps it, unless it is
+//   an honoured in-place pair.
+// - in_place_of is honoured only when it names an earlier request p with p.last == first, the
+//   same aligned size, and no other request already took p over; otherwise it is ignored and
+//   the request gets memory of its own.
+// - Zero-byte requests get offset 0 and take no space.
+// Deterministic: ties in size go to the earlier first step, then the lower request index.
+// O(n^2) in the number of buffers at worst; 5,000 requests plan in a few milliseconds.
 MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests);
 
 }  // namespace kiln::runtime
