@@ -8,6 +8,7 @@
 
 #include "ir/printer.h"
 #include "lower/native.h"
+#include "lower/op_flops.h"
 #include "passes/graph_edit.h"
 #include "runtime/kernel_registry.h"
 
@@ -121,6 +122,9 @@ class Lowerer final : public LowerContext {
         }
       }
       if (claimed) {
+        // The profiler's GFLOP/s: the node's work, counted once on its (first) step.
+        if (!pending_native_.empty() && !pending_native_[0].params.floats.count("flops"))
+          pending_native_[0].params.floats["flops"] = NodeFlops(node);
         KILN_RETURN_IF_ERROR(FlushPartition());
         for (Step& s : pending_native_) module_.steps.push_back(std::move(s));
         if (report) report->native_steps += pending_native_.size();
@@ -215,7 +219,10 @@ class Lowerer final : public LowerContext {
         step.outputs.push_back(id);
       }
     std::string names, ops;
+    double flops = 0;
     for (const ir::Node* n : partition_) {
+      const double f = NodeFlops(*n);
+      flops = (flops < 0 || f < 0) ? -1 : flops + f;
       names += StrCat(names.empty() ? "" : ",", n->name);
       if (ops.find(n->op_type) == std::string::npos)
         ops += StrCat(ops.empty() ? "" : "+", n->op_type);
@@ -225,6 +232,7 @@ class Lowerer final : public LowerContext {
     ir::PrintOptions print;
     print.full_constants = true;
     step.params.strings["ir"] = ir::PrintGraph(part, print);
+    step.params.floats["flops"] = flops;
     ++partition_steps_;
     partition_nodes_ += partition_.size();
     // A partition whose outputs nobody reads (dead nodes left by -O0) still runs, as the

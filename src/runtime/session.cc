@@ -106,6 +106,11 @@ Expected<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Compile
 }
 
 size_t Session::num_outputs() const { return model_->module().outputs.size(); }
+const Tensor* Session::value(int32_t id) const {
+  if (id < 0 || static_cast<size_t>(id) >= state_->bound.size()) return nullptr;
+  return state_->bound[id];
+}
+
 size_t Session::threads() const { return state_->pool->threads(); }
 MemoryReport Session::memory() const { return state_->report; }
 

@@ -67,6 +67,8 @@ class Session {
   // Output i of the last run: a view valid until the next Run or the session's end.
   const Tensor& output(size_t i) const;
   size_t num_outputs() const;
+  // Value `id` of the module as of the last run (nullptr if none): profilers read step shapes.
+  const Tensor* value(int32_t id) const;
   size_t threads() const;
   // Plans for `input_dims` (as Run would) without running; for reports.
   Status Reshape(const std::vector<Dims>& input_dims);

@@ -47,12 +47,13 @@ Status WriteJson(const std::string& path, const BenchOptions& opts, const Engine
 }  // namespace
 
 int Bench(const BenchOptions& opts) {
-  auto model = onnx::LoadModel(opts.model);
-  if (!model.ok()) return Fail(model.status().message());
-  const ir::Graph& graph = *model->graph;
-  auto inputs = MakeInputs(graph, opts.inputs);
+  EngineOptions eo;
+  eo.threads = opts.threads;
+  auto opened = Engine::Open(opts.model, eo);
+  if (!opened.ok()) return Fail(opened.status().message());
+  Engine& engine = **opened;
+  auto inputs = MakeInputs(engine.Inputs(), opts.inputs);
   if (!inputs.ok()) return Fail(inputs.status().message());
-  const Engine engine(graph, opts.threads);
 
   std::cout << "model: " << opts.model << '\n';
   std::cout << "engine: " << engine.name() << ", threads: " << engine.threads() << '\n';

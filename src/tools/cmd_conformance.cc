@@ -1,5 +1,7 @@
 // `kiln conformance`: runs ONNX backend test cases (model.onnx + test_data_set_*/input_*.pb and
 // output_*.pb) through the reference interpreter and compares with the expected outputs.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,7 +12,9 @@
 #include "frontend/onnx/importer.h"
 #include "interp/interpreter.h"
 #include "ops/op_registry.h"
+#include "runtime/module_file.h"
 #include "tools/commands.h"
+#include "tools/engine.h"
 
 namespace kiln::tools {
 namespace {
@@ -115,8 +119,28 @@ std::string Compare(const std::string& name, const Tensor& got, const Tensor& wa
 Result RunCase(const fs::path& dir, const ConformanceOptions& opts) {
   auto model = onnx::LoadModel((dir / "model.onnx").string());
   if (!model.ok()) return FromError(model.status());
-  const ir::Graph& graph = *model->graph;
+  ir::Graph& graph = *model->graph;
   if (Status st = ops::CheckSupported(graph); !st.ok()) return {Verdict::kUnsupported, st.message()};
+  // --compiled: the whole path a deployed model takes: -O2 passes, lowering, the .kiln file
+  // written and mapped back, and the runtime.
+  std::unique_ptr<Engine> engine;
+  std::vector<std::string> output_names;
+  for (const ir::Value* v : graph.outputs) output_names.push_back(v->name);
+  if (opts.compiled) {
+    EngineOptions eo;
+    eo.check_input_dims = false;  // as in reference mode, below
+    auto compiled = Engine::Compile(graph, eo, "kiln conformance");
+    if (!compiled.ok()) return {Verdict::kFail, StrCat("compile: ", compiled.status().message())};
+    const fs::path file =
+        fs::temp_directory_path() / StrCat("kiln-conformance-", ::getpid(), ".kiln");
+    if (Status st = runtime::SaveModule((*compiled)->module(), file.string()); !st.ok())
+      return {Verdict::kFail, StrCat("save: ", st.message())};
+    auto loaded = Engine::Open(file.string(), eo);
+    std::error_code rm_ec;
+    fs::remove(file, rm_ec);  // the mapping stays valid after the name is gone
+    if (!loaded.ok()) return {Verdict::kFail, StrCat("load: ", loaded.status().message())};
+    engine = std::move(*loaded);
+  }
 
   std::vector<fs::path> sets;
   std::error_code ec;
@@ -145,7 +169,9 @@ Result RunCase(const fs::path& dir, const ConformanceOptions& opts) {
     // so declared input shapes are not enforced. Unit tests cover kiln's input checking.
     interp::RunOptions run_options;
     run_options.check_input_shapes = false;
-    if (Status st = interp::Run(graph, inputs, &outputs, run_options); !st.ok())
+    if (Status st = engine ? engine->Run(inputs, &outputs)
+                           : interp::Run(graph, inputs, &outputs, run_options);
+        !st.ok())
       return FromError(st);
     std::vector<fs::path> out_files = NumberedFiles(set, "output");
     if (out_files.size() != outputs.size())
@@ -155,7 +181,7 @@ Result RunCase(const fs::path& dir, const ConformanceOptions& opts) {
       if (!want.ok()) return FromError(want.status());
       if (outputs[i].dtype() == DType::kBFloat16 && want->dtype() == DType::kUInt16)
         want = AsBFloat16(*want);
-      std::string diff = Compare(graph.outputs[i]->name, outputs[i], *want, opts.rtol, opts.atol);
+      std::string diff = Compare(output_names[i], outputs[i], *want, opts.rtol, opts.atol);
       if (!diff.empty()) return {Verdict::kFail, StrCat(set.filename().string(), ": ", diff)};
     }
   }

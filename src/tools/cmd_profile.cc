@@ -10,11 +10,9 @@
 
 #include "frontend/onnx/importer.h"
 #include "kernels/peak/peak.h"
-#include "ops/shape_inference.h"
 #include "tools/commands.h"
 #include "tools/engine.h"
 #include "tools/inputs.h"
-#include "tools/op_flops.h"
 #include "tools/report.h"
 
 namespace kiln::tools {
@@ -35,14 +33,13 @@ std::string Fixed(double v, int digits) {
 
 // One op run: times in microseconds from the start of profiling.
 struct Event {
-  const ir::Node* node;
+  size_t step;
   double ts_us;
   double dur_us;
   int iter;
 };
 
 struct NodeRow {
-  const ir::Node* node = nullptr;
   double total_ms = 0;  // over all profiled runs
   double flops = 0;     // per run; -1 unknown
 };
@@ -54,30 +51,12 @@ struct OpTypeRow {
   double flops_ms = 0;  // time of the nodes whose flops are known
 };
 
-// Random or .npy inputs may fix dims the model left symbolic (batch): bind them and infer again
-// so that every node has static shapes to count FLOPs from.
-void BindInputShapes(ir::Graph& graph, const interp::NamedTensors& inputs) {
-  bool changed = false;
-  for (ir::Value* v : graph.inputs) {
-    auto it = inputs.find(v->name);
-    if (it == inputs.end() || v->type.has_static_shape()) continue;
-    v->type = ir::ValueType::Of(it->second.dtype(), it->second.dims());
-    changed = true;
-  }
-  if (!changed) return;
-  Status st = ops::InferShapes(graph);
-  if (!st.ok())
-    std::cerr << "kiln: warning: shapes not inferred for the given inputs (" << st.message()
-              << "); some FLOPs are unknown\n";
-}
-
-std::string ShapeOf(const ir::Node& node) {
-  if (!node.has_output(0)) return "-";
-  const ir::ValueType& t = node.outputs[0]->type;
-  if (!t.shape) return "?";
-  std::vector<int64_t> dims;
-  for (const ir::Dim& d : *t.shape) dims.push_back(d.is_static() ? d.value : -1);
-  return DimsString(dims);
+// The dims of a step's first output as of the last run.
+std::string ShapeOf(Engine& engine, size_t step) {
+  const runtime::Step& s = engine.module().steps[step];
+  if (s.outputs.empty()) return "-";
+  const Tensor* t = engine.session().value(s.outputs[0]);
+  return t && t->defined() ? DimsString(t->dims()) : "?";
 }
 
 std::string Shorten(const std::string& s, size_t width) {
@@ -98,7 +77,7 @@ std::string PeakCell(double flops, double ms, double peak) {
 
 Status WriteTrace(const std::string& path, const std::vector<Event>& events,
                   const std::vector<double>& run_ts_us, const std::vector<double>& run_ms,
-                  const Engine& engine, const std::map<const ir::Node*, NodeRow>& rows,
+                  Engine& engine, const std::map<size_t, NodeRow>& rows,
                   double peak_gflops, const std::string& model) {
   std::ofstream f(path);
   if (!f) return Status::Error("cannot write '", path, "'");
@@ -113,14 +92,15 @@ Status WriteTrace(const std::string& path, const std::vector<Event>& events,
       << "}}";
   }
   for (const Event& e : events) {
-    const NodeRow& row = rows.at(e.node);
+    const NodeRow& row = rows.at(e.step);
+    const runtime::Step& step = engine.module().steps[e.step];
     const double ms = e.dur_us * 1e-3;
-    f << ",\n{\"name\":" << JsonString(e.node->op_type)
+    f << ",\n{\"name\":" << JsonString(step.op)
       << ",\"cat\":\"op\",\"ph\":\"X\",\"ts\":" << Fixed(e.ts_us, 3)
       << ",\"dur\":" << Fixed(e.dur_us, 3)
-      << ",\"pid\":1,\"tid\":1,\"args\":{\"node\":" << JsonString(e.node->name)
-      << ",\"kernel\":" << JsonString(engine.KernelFor(*e.node))
-      << ",\"shape\":" << JsonString(ShapeOf(*e.node)) << ",\"iter\":" << e.iter
+      << ",\"pid\":1,\"tid\":1,\"args\":{\"node\":" << JsonString(step.name)
+      << ",\"kernel\":" << JsonString(engine.KernelFor(e.step))
+      << ",\"shape\":" << JsonString(ShapeOf(engine, e.step)) << ",\"iter\":" << e.iter
       << ",\"flops\":" << Fixed(row.flops, 0) << ",\"gflops\":"
       << (row.flops > 0 && ms > 0 ? Fixed(row.flops / (ms * 1e6), 3) : std::string("0")) << "}}";
   }
@@ -138,13 +118,13 @@ Status WriteTrace(const std::string& path, const std::vector<Event>& events,
 }  // namespace
 
 int Profile(const ProfileOptions& opts) {
-  auto model = onnx::LoadModel(opts.model);
-  if (!model.ok()) return Fail(model.status().message());
-  ir::Graph& graph = *model->graph;
-  auto inputs = MakeInputs(graph, opts.inputs);
+  EngineOptions eo;
+  eo.threads = opts.threads;
+  auto opened = Engine::Open(opts.model, eo);
+  if (!opened.ok()) return Fail(opened.status().message());
+  Engine& engine = **opened;
+  auto inputs = MakeInputs(engine.Inputs(), opts.inputs);
   if (!inputs.ok()) return Fail(inputs.status().message());
-  BindInputShapes(graph, *inputs);
-  const Engine engine(graph, opts.threads);
 
   // The limit first, while nothing else of ours is running, and again at the end: a fall between
   // the two says the machine got busier during the profile.
@@ -157,7 +137,7 @@ int Profile(const ProfileOptions& opts) {
     if (!st.ok()) return Fail(st.message());
   }
   std::vector<Event> events;
-  events.reserve(graph.nodes().size() * static_cast<size_t>(opts.iters));
+  events.reserve(engine.module().steps.size() * static_cast<size_t>(opts.iters));
   std::vector<double> run_ms, run_ts_us;
   const auto t0 = Clock::now();
   auto us_since_t0 = [&t0] {
@@ -165,9 +145,9 @@ int Profile(const ProfileOptions& opts) {
   };
   for (int iter = 0; iter < opts.iters; ++iter) {
     const double start_us = us_since_t0();
-    Status st = engine.Run(*inputs, &outputs, [&](const ir::Node& node, double ms) {
+    Status st = engine.Run(*inputs, &outputs, [&](size_t step, double ms) {
       const double end_us = us_since_t0();
-      events.push_back({&node, end_us - ms * 1e3, ms * 1e3, iter});
+      events.push_back({step, end_us - ms * 1e3, ms * 1e3, iter});
     });
     const double end_us = us_since_t0();
     if (!st.ok()) return Fail(st.message());
@@ -177,14 +157,13 @@ int Profile(const ProfileOptions& opts) {
   const peak::PeakResult peak_end = peak::MeasureF32Peak(opts.peak_seconds);
 
   // Per node, in the order they first ran.
-  std::map<const ir::Node*, NodeRow> rows;
-  std::vector<const ir::Node*> order;
+  std::map<size_t, NodeRow> rows;
+  std::vector<size_t> order;
   for (const Event& e : events) {
-    auto [it, fresh] = rows.try_emplace(e.node);
+    auto [it, fresh] = rows.try_emplace(e.step);
     if (fresh) {
-      it->second.node = e.node;
-      it->second.flops = NodeFlops(*e.node);
-      order.push_back(e.node);
+      it->second.flops = engine.module().steps[e.step].params.FloatOr("flops", -1);
+      order.push_back(e.step);
     }
     it->second.total_ms += e.dur_us * 1e-3;
   }
@@ -193,11 +172,11 @@ int Profile(const ProfileOptions& opts) {
   double ops_ms = 0, flops = 0;
   bool flops_complete = true;
   std::map<std::string, OpTypeRow> by_type;
-  for (const ir::Node* n : order) {
+  for (size_t n : order) {
     const NodeRow& r = rows[n];
     const double ms = r.total_ms / iters;
     ops_ms += ms;
-    OpTypeRow& t = by_type[n->op_type];
+    OpTypeRow& t = by_type[engine.module().steps[n].op];
     ++t.count;
     t.total_ms += ms;
     if (r.flops >= 0) {
@@ -217,23 +196,24 @@ int Profile(const ProfileOptions& opts) {
   std::cout << "runs: " << opts.warmup << " warm-up, " << opts.iters
             << " profiled (times below are per run, the mean)\n\n";
 
-  std::vector<const ir::Node*> shown = order;
+  std::vector<size_t> shown = order;
   if (opts.top > 0) {
-    std::stable_sort(shown.begin(), shown.end(), [&](const ir::Node* a, const ir::Node* b) {
+    std::stable_sort(shown.begin(), shown.end(), [&](size_t a, size_t b) {
       return rows[a].total_ms > rows[b].total_ms;
     });
     if (shown.size() > static_cast<size_t>(opts.top)) shown.resize(opts.top);
   }
-  std::printf("%4s  %-18s %-34s %-10s %-18s %10s %6s %8s %6s\n", "#", "op", "node", "kernel",
+  std::printf("%4s  %-18s %-28s %-30s %-16s %10s %6s %8s %6s\n", "#", "op", "node", "kernel",
               "shape", "ms", "%", "GFLOP/s", "%peak");
-  for (const ir::Node* n : shown) {
+  for (size_t n : shown) {
+    const runtime::Step& step = engine.module().steps[n];
     const NodeRow& r = rows[n];
     const double ms = r.total_ms / iters;
     const size_t index =
         static_cast<size_t>(std::find(order.begin(), order.end(), n) - order.begin());
-    std::printf("%4zu  %-18s %-34s %-10s %-18s %10.3f %6.1f %8s %6s\n", index,
-                Shorten(n->op_type, 18).c_str(), Shorten(n->name, 34).c_str(),
-                engine.KernelFor(*n).c_str(), ShapeOf(*n).c_str(), ms,
+    std::printf("%4zu  %-18s %-28s %-30s %-16s %10.3f %6.1f %8s %6s\n", index,
+                Shorten(step.op, 18).c_str(), Shorten(step.name, 28).c_str(),
+                Shorten(engine.KernelFor(n), 30).c_str(), ShapeOf(engine, n).c_str(), ms,
                 ops_ms > 0 ? 100 * ms / ops_ms : 0.0, GflopsCell(r.flops, ms).c_str(),
                 PeakCell(r.flops, ms, peak).c_str());
   }

@@ -6,6 +6,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "interp/interpreter.h"
+#include "tools/engine.h"
 #include "ir/printer.h"
 #include "tools/commands.h"
 #include "tools/inputs.h"
@@ -40,42 +41,45 @@ std::string FileNameFor(std::string name) {
 }  // namespace
 
 int RunModel(const RunOptions& opts) {
-  auto model = onnx::LoadModel(opts.model);
-  if (!model.ok()) {
-    std::cerr << "kiln: error: " << model.status().message() << '\n';
+  auto fail = [](const std::string& msg) {
+    std::cerr << "kiln: error: " << msg << '\n';
     return 1;
-  }
-  const ir::Graph& graph = *model->graph;
-  auto made = MakeInputs(graph, opts.inputs);
-  if (!made.ok()) {
-    std::cerr << "kiln: error: " << made.status().message() << '\n';
-    return 1;
-  }
+  };
+  EngineOptions eo;
+  eo.threads = opts.threads;
+  eo.opt_level = opts.opt_level;
+  auto engine = Engine::Open(opts.model, eo);
+  if (!engine.ok()) return fail(engine.status().message());
+  Engine& e = **engine;
+  auto made = MakeInputs(e.Inputs(), opts.inputs);
+  if (!made.ok()) return fail(made.status().message());
   const interp::NamedTensors inputs = std::move(made).value();
 
   std::vector<Tensor> outputs;
   const auto start = std::chrono::steady_clock::now();
-  Status st = interp::Run(graph, inputs, &outputs);
+  Status st = e.Run(inputs, &outputs);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!st.ok()) {
-    std::cerr << "kiln: error: " << st.message() << '\n';
-    return 1;
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) PrintSummary(graph.outputs[i]->name, outputs[i]);
+  if (!st.ok()) return fail(st.message());
+  const std::vector<std::string> names = e.OutputNames();
+  for (size_t i = 0; i < outputs.size(); ++i) PrintSummary(names[i], outputs[i]);
   if (!opts.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(opts.output_dir, ec);
     for (size_t i = 0; i < outputs.size(); ++i) {
-      auto path = std::filesystem::path(opts.output_dir) / FileNameFor(graph.outputs[i]->name);
+      auto path = std::filesystem::path(opts.output_dir) / FileNameFor(names[i]);
       Status w = WriteNpy(path.string(), outputs[i]);
-      if (!w.ok()) {
-        std::cerr << "kiln: error: " << w.message() << '\n';
-        return 1;
-      }
+      if (!w.ok()) return fail(w.message());
     }
   }
-  std::cout << "time: " << ms << " ms (reference interpreter, 1 thread)\n";
+  std::cout << (IsKilnFile(opts.model) ? "loaded" : "compiled") << " in "
+            << e.prepare_ms() << " ms: " << e.module().steps.size() << " steps";
+  if (!IsKilnFile(opts.model))
+    std::cout << " (" << e.report().native_steps << " native, " << e.report().reference_steps
+              << " reference partitions holding " << e.report().reference_nodes << " nodes)";
+  std::cout << ", arena " << e.session().memory().arena_bytes << " bytes\n";
+  std::cout << "time: " << ms << " ms (first run, " << e.name() << ", " << e.threads()
+            << (e.threads() == 1 ? " thread)\n" : " threads)\n");
   return 0;
 }
 

@@ -12,6 +12,7 @@ struct RunOptions {
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string output_dir;
   int threads = 1;
+  int opt_level = 2;  // ONNX models are compiled in memory at this level
 };
 int RunModel(const RunOptions& opts);
 
@@ -31,11 +32,13 @@ struct ConformanceOptions {
   double rtol = 1e-3;
   double atol = 1e-7;
   bool verbose = false;
+  bool compiled = false;  // compile at -O2 and run on the runtime
 };
 int Conformance(const ConformanceOptions& opts);
 
 struct CompileOptions {
   std::string model;
+  std::string output;  // .kiln path; empty: report only
   int opt_level = 2;
   std::string print_ir_after;               // "all" or a pass name
   std::vector<std::string> disabled_passes;

@@ -1,41 +1,78 @@
-// The one place `kiln bench` and `kiln profile` run a model. Today that is the reference
-// interpreter on one thread; when the compiled runtime arrives (issue 4) it replaces the body of
-// engine.cc and the instruments stay as they are.
+// The one place the CLI's commands (run, bench, profile, classify, conformance) run a model:
+// an ONNX file is imported, optimized at the chosen level and lowered in memory; a .kiln file is
+// mapped. Either way a runtime::Session runs it, with exactly the threads asked for.
 #pragma once
 
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "interp/interpreter.h"
 #include "ir/graph.h"
+#include "lower/lower.h"
+#include "runtime/module.h"
+#include "runtime/session.h"
 #include "support/status.h"
 #include "support/tensor.h"
 
 namespace kiln::tools {
 
-// Called after each top-level node with its wall time in ms.
-using NodeTimeFn = std::function<void(const ir::Node& node, double ms)>;
+struct EngineOptions {
+  int threads = 1;
+  int opt_level = 2;  // for ONNX models: the pass pipeline (-O0 runs every node on the interpreter)
+  bool check_input_dims = true;
+};
+
+// What a caller needs to make inputs for a model it has not imported (a .kiln file).
+struct InputInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool rank_known = false;
+  std::vector<int64_t> dims;  // -1 for a symbolic dim
+};
 
 class Engine {
  public:
-  // `graph` must outlive the engine. `threads` is what the user asked for; threads() says what
-  // the engine really uses.
-  Engine(const ir::Graph& graph, int threads);
+  // MODEL.onnx or MODEL.kiln.
+  static Expected<std::unique_ptr<Engine>> Open(const std::string& path, const EngineOptions& options);
+  // An imported graph, optimized in place at options.opt_level and lowered.
+  static Expected<std::unique_ptr<Engine>> Compile(ir::Graph& graph, const EngineOptions& options,
+                                                   const std::string& producer = "");
 
+  // Inputs by name (every model input); outputs in the model's order (copies, the caller's).
   Status Run(const interp::NamedTensors& inputs, std::vector<Tensor>* outputs,
-             const NodeTimeFn& on_node = {}) const;
+             const runtime::StepTimeFn& on_step = {});
 
-  const char* name() const { return "reference interpreter"; }
-  int threads() const { return 1; }
-  // The kernel that runs `node` ("reference" until kernel selection exists).
-  std::string KernelFor(const ir::Node& node) const;
-  // One line for the user when the thread count asked for is not the one used; "" otherwise.
-  std::string ThreadsNote() const;
+  const runtime::Module& module() const { return model_->module(); }
+  std::vector<InputInfo> Inputs() const;
+  std::vector<std::string> OutputNames() const;
+  const char* name() const { return "kiln runtime"; }
+  int threads() const { return static_cast<int>(session_->threads()); }
+  // The kernel that runs step `s`, as the profiler shows it.
+  std::string KernelFor(size_t s) const { return model_->kernel(s).Describe(); }
+  std::string ThreadsNote() const { return ""; }
+  const lower::LowerReport& report() const { return report_; }
+  runtime::Session& session() { return *session_; }
+  double prepare_ms() const { return prepare_ms_; }  // compile or load, to ready
 
  private:
-  const ir::Graph& graph_;
-  int requested_threads_;
+  Engine() = default;
+  static Expected<std::unique_ptr<Engine>> FromModule(std::shared_ptr<const runtime::Module> m,
+                                                      const EngineOptions& options);
+  std::shared_ptr<const runtime::CompiledModel> model_;
+  std::unique_ptr<runtime::Session> session_;
+  lower::LowerReport report_;
+  double prepare_ms_ = 0;
+  std::vector<const Tensor*> bound_;
 };
+
+// Imports, optimizes and lowers an ONNX model (kiln compile and Engine::Open share it).
+struct CompileResult {
+  runtime::Module module;
+  lower::LowerReport report;
+};
+Expected<CompileResult> CompileOnnx(const std::string& path, int opt_level);
+
+bool IsKilnFile(const std::string& path);
 
 }  // namespace kiln::tools

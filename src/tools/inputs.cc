@@ -13,12 +13,17 @@ constexpr int64_t kMaxRandomInputBytes = int64_t{1} << 30;
 Expected<Tensor> RandomInput(const ir::Value& v, std::mt19937& rng) {
   std::vector<int64_t> dims;
   if (v.type.shape)
-    for (const ir::Dim& d : *v.type.shape) dims.push_back(d.is_static() ? d.value : 1);
-  const std::string what = StrCat("random input '", v.name, "'");
-  if (v.type.dtype == DType::kString || v.type.dtype == DType::kUndefined)
-    return Status::Error(what, ": cannot make random ", DTypeName(v.type.dtype),
-                         " data; pass --input");
-  KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(v.type.dtype, dims, what));
+    for (const ir::Dim& d : *v.type.shape) dims.push_back(d.is_static() ? d.value : -1);
+  return RandomInput(v.name, v.type.dtype, dims, rng);
+}
+
+Expected<Tensor> RandomInput(const std::string& name, DType dtype, std::vector<int64_t> dims,
+                             std::mt19937& rng) {
+  for (int64_t& d : dims) d = d < 0 ? 1 : d;
+  const std::string what = StrCat("random input '", name, "'");
+  if (dtype == DType::kString || dtype == DType::kUndefined)
+    return Status::Error(what, ": cannot make random ", DTypeName(dtype), " data; pass --input");
+  KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(dtype, dims, what));
   if (static_cast<int64_t>(t.nbytes()) > kMaxRandomInputBytes)
     return Status::Error(what, ": ", DescribeTensor(t), " is too large to fill; pass --input");
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -38,6 +43,18 @@ Expected<Tensor> RandomInput(const ir::Value& v, std::mt19937& rng) {
 
 Expected<interp::NamedTensors> MakeInputs(const ir::Graph& graph,
                                           const std::vector<std::string>& specs) {
+  std::vector<InputInfo> infos;
+  for (const ir::Value* v : graph.inputs) {
+    InputInfo info{v->name, v->type.dtype, v->type.shape.has_value(), {}};
+    if (v->type.shape)
+      for (const ir::Dim& d : *v->type.shape) info.dims.push_back(d.is_static() ? d.value : -1);
+    infos.push_back(std::move(info));
+  }
+  return MakeInputs(infos, specs);
+}
+
+Expected<interp::NamedTensors> MakeInputs(const std::vector<InputInfo>& model_inputs,
+                                          const std::vector<std::string>& specs) {
   interp::NamedTensors inputs;
   for (const std::string& spec : specs) {
     auto eq = spec.find('=');
@@ -48,9 +65,9 @@ Expected<interp::NamedTensors> MakeInputs(const ir::Graph& graph,
   }
   if (specs.empty()) {
     std::mt19937 rng(42);
-    for (const ir::Value* v : graph.inputs) {
-      KILN_ASSIGN_OR_RETURN(Tensor t, RandomInput(*v, rng));
-      inputs[v->name] = std::move(t);
+    for (const InputInfo& v : model_inputs) {
+      KILN_ASSIGN_OR_RETURN(Tensor t, RandomInput(v.name, v.dtype, v.dims, rng));
+      inputs[v.name] = std::move(t);
     }
   }
   return inputs;

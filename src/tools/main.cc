@@ -12,7 +12,10 @@ int main(int argc, char** argv) {
 
   kiln::tools::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "Run a model on given (.npy) or random inputs");
-  run_cmd->add_option("model", run.model, "Model file (.onnx)")->required();
+  run_cmd->add_option("model", run.model, "Model file (.onnx, compiled in memory, or .kiln)")
+      ->required();
+  run_cmd->add_option("-O", run.opt_level, "Optimization level for an .onnx model (0-2)")
+      ->check(CLI::Range(0, 2));
   run_cmd->add_option("--input", run.inputs, "Input as NAME=FILE.npy (repeatable)");
   run_cmd->add_option("--output-dir", run.output_dir, "Write each output as DIR/NAME.npy");
   run_cmd->add_option("--threads", run.threads, "Threads for the run")
@@ -25,7 +28,7 @@ int main(int argc, char** argv) {
   kiln::tools::ClassifyOptions cls;
   auto* cls_cmd = app.add_subcommand(
       "classify", "Classify samples one at a time; print predictions, accuracy and latency");
-  cls_cmd->add_option("model", cls.model, "Model file (.onnx)")->required();
+  cls_cmd->add_option("model", cls.model, "Model file (.onnx or .kiln)")->required();
   cls_cmd->add_option("--input", cls.input, "Samples as a .npy batch [N, ...]")->required();
   cls_cmd->add_option("--labels", cls.labels, "True labels as a .npy of N integers");
   cls_cmd->add_option("--show", cls.show, "Print this many samples' predictions");
@@ -38,14 +41,18 @@ int main(int argc, char** argv) {
   conf_cmd->add_option("--rtol", conf.rtol, "Relative tolerance");
   conf_cmd->add_option("--atol", conf.atol, "Absolute tolerance");
   conf_cmd->add_flag("-v,--verbose", conf.verbose, "Print the error of unsupported cases too");
+  conf_cmd->add_flag("--compiled", conf.compiled,
+                     "Compile each case at -O2 and run it on the runtime (not the interpreter)");
 
   kiln::tools::CompileOptions comp;
   auto* comp_cmd = app.add_subcommand(
       "compile",
-      "Load a model and run the optimization pipeline; prints requested IR and a summary "
-      "(lowering and -o OUT.kiln come later)");
+      "Optimize and lower a model; write the compiled module with -o OUT.kiln");
   comp_cmd->add_option("model", comp.model, "Model file (.onnx)")->required();
-  comp_cmd->add_option("-O", comp.opt_level, "Optimization level: 0 none, 1 simplify, 2 fold")
+  comp_cmd->add_option("-o,--output", comp.output, "Write the compiled module here (.kiln)");
+  comp_cmd->add_option("-O", comp.opt_level,
+                       "Optimization level: 0 reference kernels only, 1 simplify, 2 fuse and "
+                       "native kernels")
       ->check(CLI::Range(0, 2));
   comp_cmd->add_option("--print-ir-after", comp.print_ir_after, "Print the IR after 'all' or NAME");
   comp_cmd->add_option("--disable-pass", comp.disabled_passes, "Skip this pass (repeatable)");
@@ -62,7 +69,7 @@ int main(int argc, char** argv) {
   kiln::tools::BenchOptions bench;
   auto* bench_cmd = app.add_subcommand(
       "bench", "Time whole-model runs after warm-up: min, median, p90, max, throughput");
-  bench_cmd->add_option("model", bench.model, "Model file (.onnx)")->required();
+  bench_cmd->add_option("model", bench.model, "Model file (.onnx or .kiln)")->required();
   bench_cmd->add_option("--input", bench.inputs, "Input as NAME=FILE.npy (repeatable)");
   bench_cmd->add_option("--threads", bench.threads, "Threads for the run")
       ->check(CLI::Range(1, 1024));
@@ -74,7 +81,7 @@ int main(int argc, char** argv) {
   kiln::tools::ProfileOptions prof;
   auto* prof_cmd = app.add_subcommand(
       "profile", "Per-op times, GFLOP/s and share of the measured FMA peak; Chrome-trace JSON");
-  prof_cmd->add_option("model", prof.model, "Model file (.onnx)")->required();
+  prof_cmd->add_option("model", prof.model, "Model file (.onnx or .kiln)")->required();
   prof_cmd->add_option("--input", prof.inputs, "Input as NAME=FILE.npy (repeatable)");
   prof_cmd->add_option("--threads", prof.threads, "Threads for the run")
       ->check(CLI::Range(1, 1024));

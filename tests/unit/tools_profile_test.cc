@@ -5,7 +5,7 @@
 
 #include "ir/parser.h"
 #include "kernels/peak/peak.h"
-#include "tools/op_flops.h"
+#include "lower/op_flops.h"
 #include "tools/report.h"
 
 namespace kiln::tools {
@@ -17,7 +17,7 @@ double FlopsOf(const std::string& text) {
   EXPECT_TRUE(g.ok()) << g.status().message();
   if (!g.ok()) return -2;
   EXPECT_EQ((*g)->nodes().size(), 1u);
-  return NodeFlops(*(*g)->nodes()[0]);
+  return lower::NodeFlops(*(*g)->nodes()[0]);
 }
 
 TEST(OpFlops, ConvCountsTwicePerMultiplyAdd) {

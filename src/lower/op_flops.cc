@@ -1,9 +1,9 @@
-#include "tools/op_flops.h"
+#include "lower/op_flops.h"
 
 #include <optional>
 #include <vector>
 
-namespace kiln::tools {
+namespace kiln::lower {
 namespace {
 
 std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v) {
@@ -45,6 +45,9 @@ double GemmFlops(const ir::Node& node, bool is_gemm) {
 }  // namespace
 
 double NodeFlops(const ir::Node& node) {
+  // kiln's fused ops count as the Conv or Gemm inside them (the activation is not counted).
+  if (node.domain == "kiln" && node.op_type == "FusedConv") return ConvFlops(node, false);
+  if (node.domain == "kiln" && node.op_type == "FusedGemm") return GemmFlops(node, true);
   if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
   if (node.op_type == "Conv") return ConvFlops(node, false);
   if (node.op_type == "ConvTranspose") return ConvFlops(node, true);
@@ -53,4 +56,4 @@ double NodeFlops(const ir::Node& node) {
   return 0;
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::lower

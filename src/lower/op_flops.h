@@ -5,11 +5,11 @@
 
 #include "ir/graph.h"
 
-namespace kiln::tools {
+namespace kiln::lower {
 
 // Conv: 2 * N * M * C/g * prod(kernel) * prod(output spatial); ConvTranspose: 2 * N * C *
 // M/g * prod(kernel) * prod(input spatial); Gemm and MatMul: 2 * M * N * K (times the batch).
 // Bias adds are not counted. Other ops: 0. -1 when a shape the count needs is not static.
 double NodeFlops(const ir::Node& node);
 
-}  // namespace kiln::tools
+}  // namespace kiln::lower
