@@ -314,12 +314,11 @@ Status Session::Run(std::span<const Tensor* const> inputs, const StepTimeFn& on_
     if (t->dtype() != info.dtype)
       return Status::Error("input '", info.name, "' must be ", DTypeName(info.dtype), ", not ",
                            DTypeName(t->dtype()));
-    if (info.rank_known) {
+    if (info.rank_known && options_.check_input_dims) {
       if (t->dims().size() != info.dims.size())
         return Status::Error("input '", info.name, "' must have rank ", info.dims.size(),
                              ", not ", t->dims().size(), " (", DimsToString(t->dims()), ")");
-      if (options_.check_input_dims)
-        for (size_t d = 0; d < info.dims.size(); ++d)
+      for (size_t d = 0; d < info.dims.size(); ++d)
           if (info.dims[d] >= 0 && t->dims()[d] != info.dims[d])
             return Status::Error("input '", info.name, "' has dims ", DimsToString(t->dims()),
                                  " but the model needs ", DimsToString(info.dims),

@@ -40,8 +40,8 @@ class CompiledModel {
 
 struct SessionOptions {
   int threads = 1;  // exactly this many, the caller included
-  // Off only for test data known to contradict its own model's declared static dims (some ONNX
-  // backend cases); element types and ranks are always checked.
+  // Off only for test data known to contradict its own model's declared dims (some ONNX
+  // backend cases); element types are always checked, and every kernel checks what it reads.
   bool check_input_dims = true;
 };
 
