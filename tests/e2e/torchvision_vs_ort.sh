@@ -5,7 +5,8 @@
 #
 # For each model: export it (random weights, cached in $KILN_MODEL_CACHE or
 # ~/.cache/kiln/models/v2), make a seeded random input and the reference output with onnxruntime,
-# run `KILN run`, and compare with rtol 1e-4 (max|kiln-ort| / max|ort|).
+# compile it with `KILN compile -O2 -o M.kiln`, run the .kiln with `KILN run`, and compare with
+# rtol 1e-4 (max|kiln-ort| / max|ort|).
 # Python: $KILN_PYTHON, else the repository's .venv, else python3.
 # Exit 0 if every model matches, 1 otherwise, 77 (ctest skip) if the Python tools are missing.
 set -uo pipefail
@@ -42,10 +43,13 @@ for name in "${MODELS[@]}"; do
     echo "FAIL $name: onnxruntime"; failed+=("$name"); continue
   fi
   start=$EPOCHREALTIME
-  if ! "$KILN" run "$model" --input "input=$dir/inputs/input.npy" --output-dir "$dir/kiln"; then
+  if ! "$KILN" compile "$model" -O2 -o "$dir/$name.kiln"; then
+    echo "FAIL $name: kiln compile exited non-zero"; failed+=("$name"); continue
+  fi
+  if ! "$KILN" run "$dir/$name.kiln" --input "input=$dir/inputs/input.npy" --output-dir "$dir/kiln"; then
     echo "FAIL $name: kiln run exited non-zero"; failed+=("$name"); continue
   fi
-  awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "kiln run: %.1f s\n", b - a }' 
+  awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "kiln compile + run: %.1f s\n", b - a }' 
   if ! "$PY" "$ROOT/scripts/compare_outputs.py" "$dir/kiln" "$dir/ort" --rtol 1e-4; then
     failed+=("$name")
   fi
