@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <random>
@@ -138,6 +139,101 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
 size_t PreparedConv::WorkspaceSize(size_t threads) const {
   if (algorithm_ != Algorithm::kIm2colGemm) return 0;
   return Im2colWorkspace(*this, threads);
+}
+
+namespace {
+
+// The floats of PreparedConv::weights_ for these parts (0 for the GEMM algorithms); params are
+// valid, so the products stay far below 2^64 (ValidateParams bounds M * C * KH * KW).
+size_t WeightFloats(const ConvParams& p, Algorithm a, size_t block) {
+  const size_t taps = p.kh * p.kw;
+  switch (a) {
+    case Algorithm::kDirectNchwc:
+      return (p.m + block - 1) / block * ((p.c + block - 1) / block) * taps * block * block;
+    case Algorithm::kDepthwise:
+      return p.c * taps;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+size_t PreparedConv::weight_floats() const { return WeightFloats(params_, algorithm_, block_); }
+
+Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts,
+                                        std::shared_ptr<const void> owner) {
+  const ConvParams& p = parts.params;
+  KILN_RETURN_IF_ERROR(ValidateParams(p));
+  const int algo = static_cast<int>(parts.algorithm);
+  if (algo <= static_cast<int>(Algorithm::kAuto) ||
+      algo > static_cast<int>(Algorithm::kDepthwise)) {
+    return Status::Error("conv: unknown prepared algorithm ", algo);
+  }
+  if (!Supports(parts.algorithm, p)) {
+    return Status::Error("conv: algorithm ", AlgorithmName(parts.algorithm), " cannot run ",
+                         p.Describe());
+  }
+  const int isa = static_cast<int>(parts.isa);
+  if (isa < static_cast<int>(IsaLevel::kScalar) || isa > static_cast<int>(IsaLevel::kAvx512)) {
+    return Status::Error("conv: unknown ISA level ", isa);
+  }
+  if (parts.isa > ActiveIsa()) {
+    return Status::Error("conv: prepared for ", IsaName(parts.isa),
+                         " but this process runs at most ", IsaName(ActiveIsa()),
+                         " (recompile the model for this machine)");
+  }
+  const size_t want_block =
+      parts.algorithm == Algorithm::kDirectNchwc ? SelectConvNchwcUkernel(parts.isa).block : 1;
+  if (parts.block != want_block) {
+    return Status::Error("conv: ", AlgorithmName(parts.algorithm), " at ", IsaName(parts.isa),
+                         " uses channel block ", want_block, ", not ", parts.block);
+  }
+  const bool gemm_algo =
+      parts.algorithm == Algorithm::kGemm1x1 || parts.algorithm == Algorithm::kIm2colGemm;
+  if (gemm_algo) {
+    const size_t mg = p.m / p.groups, k = p.c / p.groups * p.kh * p.kw;
+    const IsaLevel packed_isa = gemm::SelectGemmUkernel(parts.isa).isa;
+    if (parts.packed.size() != p.groups) {
+      return Status::Error("conv: ", p.groups, " groups need as many packed weight matrices, got ",
+                           parts.packed.size());
+    }
+    for (size_t g = 0; g < parts.packed.size(); ++g) {
+      const gemm::PackedMatrix& pm = parts.packed[g];
+      if (!pm.is_a() || pm.rows() != mg || pm.cols() != k || pm.isa() != packed_isa ||
+          pm.data() == nullptr) {
+        return Status::Error("conv: packed weights of group ", g, " are ", pm.rows(), " x ",
+                             pm.cols(), " at ", IsaName(pm.isa()), "; expected a packed A of ", mg,
+                             " x ", k, " at ", IsaName(packed_isa));
+      }
+    }
+    if (parts.weights || parts.weight_floats) {
+      return Status::Error("conv: ", AlgorithmName(parts.algorithm), " takes no plain weights");
+    }
+  } else {
+    const size_t want = WeightFloats(p, parts.algorithm, parts.block);
+    if (!parts.packed.empty()) {
+      return Status::Error("conv: ", AlgorithmName(parts.algorithm), " takes no packed weights");
+    }
+    if (parts.weight_floats != want) {
+      return Status::Error("conv: ", AlgorithmName(parts.algorithm), " of ", p.Describe(),
+                           " needs ", want, " weight floats, got ", parts.weight_floats);
+    }
+    if (!parts.weights || reinterpret_cast<uintptr_t>(parts.weights) % alignof(float) != 0) {
+      return Status::Error("conv: the weights pointer is null or not aligned to a float");
+    }
+  }
+  PreparedConv conv;
+  using A = PreparedConvAccess;
+  A::params(conv) = p;
+  A::algorithm(conv) = parts.algorithm;
+  A::isa(conv) = parts.isa;
+  A::block(conv) = parts.block;
+  A::packed(conv) = std::move(parts.packed);
+  // Aliasing constructor: shares `owner`'s lifetime, points at the weights.
+  if (parts.weights)
+    A::weights(conv) = std::shared_ptr<const float>(std::move(owner), parts.weights);
+  return conv;
 }
 
 Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,

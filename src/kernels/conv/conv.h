@@ -82,6 +82,12 @@ class PreparedConv {
   size_t block() const { return block_; }
   // Floats Run needs as scratch with `threads` threads (0: none).
   size_t WorkspaceSize(size_t threads) const;
+  // The prepared weights, to store them (a compiled module) and rebuild with ViewPreparedConv:
+  // kGemm1x1 and kIm2colGemm hold one packed A per group; kDirectNchwc the reordered weights
+  // and kDepthwise a copy, weight_floats() of them.
+  const std::vector<gemm::PackedMatrix>& packed() const { return packed_; }
+  const float* weights() const { return weights_.get(); }
+  size_t weight_floats() const;
 
  private:
   friend struct PreparedConvAccess;  // the drivers
@@ -92,6 +98,23 @@ class PreparedConv {
   std::vector<gemm::PackedMatrix> packed_;  // kGemm1x1, kIm2colGemm: one per group
   std::shared_ptr<const float> weights_;    // kDirectNchwc: reordered; kDepthwise: copied
 };
+
+// What ViewPreparedConv rebuilds a PreparedConv from; the fields mirror PreparedConv's getters.
+struct PreparedConvParts {
+  ConvParams params;
+  Algorithm algorithm = Algorithm::kAuto;
+  IsaLevel isa = IsaLevel::kScalar;
+  size_t block = 1;
+  std::vector<gemm::PackedMatrix> packed;  // kGemm1x1, kIm2colGemm (gemm::PackedMatrix::View)
+  const float* weights = nullptr;          // kDirectNchwc, kDepthwise
+  size_t weight_floats = 0;
+};
+
+// A PreparedConv over weights it does not own (`owner` keeps `parts.weights` alive; the packed
+// matrices keep their own). The parts may come from a hostile file, so all are checked against
+// each other: valid params, an algorithm that supports them, an ISA this process runs, the block
+// and packed panels that PrepareConv would make at that ISA, and exact sizes. Nothing is copied.
+Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts, std::shared_ptr<const void> owner);
 
 // w is [M][C/groups][KH][KW].
 Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -441,6 +442,48 @@ Expected<PackedMatrix> PackB(size_t k, size_t n, const float* b, size_t ldb, boo
                 const_cast<float*>(data.get()), k * uk.nr);
   }
   return PackedMatrixAccess::Make(k, n, uk.nr, uk.isa, /*is_a=*/false, std::move(data));
+}
+
+Expected<PackedMatrix> PackedMatrix::View(bool is_a, size_t rows, size_t cols, size_t panel,
+                                          IsaLevel isa, const float* data, size_t bytes,
+                                          std::shared_ptr<const void> owner) {
+  const char* what = is_a ? "packed A" : "packed B";
+  // 2^32 per dim keeps the size arithmetic below from wrapping before it is checked.
+  constexpr size_t kMaxDim = size_t{1} << 32;
+  if (rows == 0 || cols == 0 || rows > kMaxDim || cols > kMaxDim) {
+    return Status::Error(what, ": ", rows, " x ", cols, " is not a viewable shape");
+  }
+  if (static_cast<int>(isa) < static_cast<int>(IsaLevel::kScalar) ||
+      static_cast<int>(isa) > static_cast<int>(IsaLevel::kAvx512)) {
+    return Status::Error(what, ": unknown ISA level ", static_cast<int>(isa));
+  }
+  if (isa > ActiveIsa()) {
+    return Status::Error(what, ": packed for ", IsaName(isa), " but this process runs at most ",
+                         IsaName(ActiveIsa()), " (recompile the model for this machine)");
+  }
+  const GemmUkernel& uk = SelectGemmUkernel(isa);
+  const size_t want_panel = is_a ? uk.mr : uk.nr;
+  if (uk.isa != isa || panel != want_panel) {
+    return Status::Error(what, ": panel width ", panel, " for ", IsaName(isa),
+                         " does not match the microkernel (", uk.name, " packs ", want_panel, ")");
+  }
+  // The packers' layout: the outer dim (M for A, N for B) padded to whole panels, times K.
+  const size_t outer = is_a ? rows : cols, k = is_a ? cols : rows;
+  size_t floats = 0, need = 0;
+  if (__builtin_mul_overflow(DivUp(outer, panel) * panel, k, &floats) ||
+      __builtin_mul_overflow(floats, sizeof(float), &need)) {
+    return Status::Error(what, ": ", rows, " x ", cols, " is too large");
+  }
+  if (bytes != need) {
+    return Status::Error(what, ": ", rows, " x ", cols, " in panels of ", panel, " needs ", need,
+                         " bytes, but ", bytes, " were given");
+  }
+  if (!data || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
+    return Status::Error(what, ": the data pointer is null or not aligned to a float");
+  }
+  // Aliasing constructor: shares `owner`'s lifetime, points at the panels.
+  return PackedMatrixAccess::Make(rows, cols, panel, isa, is_a,
+                                  std::shared_ptr<const float>(std::move(owner), data));
 }
 
 Status SgemmPackedA(const PackedMatrix& a, size_t n, const float* b, size_t ldb, float* c,

@@ -77,6 +77,17 @@ class PackedMatrix {
   const float* data() const { return data_.get(); }
   // Padded panels: ceil(rows or cols / panel) * panel * K floats.
   size_t size_bytes() const;
+  // Made by PackA (true) or PackB (false).
+  bool is_a() const { return is_a_; }
+
+  // Rebuilds an operand that PackA (is_a) or PackB laid out, viewing `bytes` bytes at `data`
+  // (kept alive by `owner`: an mmap of a compiled module, say) instead of copying them. The
+  // metadata may come from a hostile file, so everything is checked: rows and cols >= 1, `isa`
+  // one this process runs and a level the packers record, `panel` the width of that level's
+  // microkernel, and `bytes` exactly the packed size. `data` needs float alignment only.
+  static Expected<PackedMatrix> View(bool is_a, size_t rows, size_t cols, size_t panel,
+                                     IsaLevel isa, const float* data, size_t bytes,
+                                     std::shared_ptr<const void> owner);
 
  private:
   friend struct PackedMatrixAccess;  // the driver in gemm.cc
