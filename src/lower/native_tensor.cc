@@ -1,8 +1,129 @@
-#include "lower/native.h"
+// Native lowering of tensor-movement nodes: Reshape, Flatten, Squeeze and Unsqueeze (one
+// "reshape" kernel: a copy the planner can make in place), Concat and Transpose. They move
+// bytes, so float32, int64 and int32 all run natively; shapes and axes must be constants.
+#include <numeric>
+
+#include "lower/native_util.h"
 
 namespace kiln::lower {
+namespace {
 
-// Placeholder until the family lands: claims nothing, so these nodes run in reference partitions.
-std::span<const NativeLowering> TensorLowerings() { return {}; }
+using native_util::EmitStep;
+using native_util::OnlyOutputs;
+using native_util::RankOf;
+
+bool Movable(const ir::Value* v) {
+  if (v == nullptr) return false;
+  const DType t = v->type.dtype;
+  return t == DType::kFloat32 || t == DType::kInt64 || t == DType::kInt32;
+}
+
+// Input 0 and output 0 present, of one movable type, the input's rank known (when `need_rank`).
+bool Simple(const ir::Node& node, bool need_rank) {
+  if (!node.has_input(0) || !OnlyOutputs(node, 1)) return false;
+  const ir::Value* x = node.inputs[0];
+  if (!Movable(x) || node.outputs[0]->type.dtype != x->type.dtype) return false;
+  return !need_rank || (x->type.shape && x->type.shape->size() <= 16);
+}
+
+// The axes of input 1 (a constant) or, in a hand-built old-form graph, the `axes` attribute.
+std::optional<std::vector<int64_t>> AxesOf(const ir::Node& node) {
+  ir::AttrReader r(node);
+  if (node.has_input(1)) {
+    if (r.Has("axes")) return std::nullopt;
+    return native_util::ConstInts(node.inputs[1]);
+  }
+  std::vector<int64_t> axes = r.Ints("axes");
+  if (!r.status().ok()) return std::nullopt;
+  return axes;
+}
+
+Expected<bool> LowerReshapeFamily(const ir::Node& node, LowerContext& ctx) {
+  if (!node.domain.empty()) return false;
+  const std::string& op = node.op_type;
+  runtime::StepParams p;
+  if (op == "Reshape") {
+    if (!Simple(node, false) || node.inputs.size() != 2) return false;
+    const auto shape = native_util::ConstInts(node.inputs[1]);
+    if (!shape || shape->size() > 16) return false;
+    ir::AttrReader r(node);
+    const int64_t allowzero = r.Int("allowzero", 0);
+    if (!r.status().ok()) return false;
+    p.strings["mode"] = "reshape";
+    p.int_lists["shape"] = *shape;
+    p.ints["allowzero"] = allowzero != 0 ? 1 : 0;
+  } else if (op == "Flatten") {
+    if (!Simple(node, true)) return false;
+    const auto rank = static_cast<int64_t>(*RankOf(node.inputs[0]));
+    ir::AttrReader r(node);
+    const int64_t axis = r.Int("axis", 1);
+    if (!r.status().ok() || axis < -rank || axis > rank) return false;
+    p.strings["mode"] = "flatten";
+    p.ints["axis"] = axis < 0 ? axis + rank : axis;
+    p.ints["rank"] = rank;
+  } else if (op == "Squeeze" || op == "Unsqueeze") {
+    if (!Simple(node, true) || node.inputs.size() > 2) return false;
+    const auto axes = AxesOf(node);
+    if (!axes) return false;
+    const size_t rank = *RankOf(node.inputs[0]);
+    const bool squeeze = op == "Squeeze";
+    if (!squeeze && axes->empty()) return false;
+    const size_t out_rank = squeeze ? rank : rank + axes->size();
+    if (out_rank > 16) return false;
+    const auto normalized = native_util::NormalizeAxes(*axes, out_rank);
+    if (!normalized) return false;
+    p.strings["mode"] = squeeze ? "squeeze" : "unsqueeze";
+    p.int_lists["axes"] = *normalized;
+    p.ints["rank"] = static_cast<int64_t>(rank);
+  } else {
+    return false;
+  }
+  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, "reshape", {node.inputs[0]}, 1, std::move(p)));
+  return true;
+}
+
+Expected<bool> LowerConcat(const ir::Node& node, LowerContext& ctx) {
+  if (!node.domain.empty() || node.op_type != "Concat") return false;
+  if (node.inputs.empty() || !OnlyOutputs(node, 1) || !Simple(node, true)) return false;
+  const DType t = node.inputs[0]->type.dtype;
+  const size_t rank = *RankOf(node.inputs[0]);
+  for (const ir::Value* v : node.inputs)
+    if (v == nullptr || v->type.dtype != t || RankOf(v) != rank) return false;
+  ir::AttrReader r(node);
+  const int64_t axis = r.Int("axis", 0);
+  const auto rk = static_cast<int64_t>(rank);
+  if (!r.status().ok() || !r.Has("axis") || axis < -rk || axis >= rk) return false;
+  runtime::StepParams p;
+  p.ints["axis"] = axis < 0 ? axis + rk : axis;
+  std::vector<const ir::Value*> inputs(node.inputs.begin(), node.inputs.end());
+  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, "concat", inputs, 1, std::move(p)));
+  return true;
+}
+
+Expected<bool> LowerTranspose(const ir::Node& node, LowerContext& ctx) {
+  if (!node.domain.empty() || node.op_type != "Transpose") return false;
+  if (!Simple(node, true) || node.inputs.size() != 1) return false;
+  const size_t rank = *RankOf(node.inputs[0]);
+  std::vector<int64_t> reversed(rank);
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  ir::AttrReader r(node);
+  const std::vector<int64_t> perm = r.Ints("perm", reversed);
+  if (!r.status().ok() || perm.size() != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : perm) {
+    if (a < 0 || a >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(a)]) return false;
+    seen[static_cast<size_t>(a)] = true;
+  }
+  runtime::StepParams p;
+  p.int_lists["perm"] = perm;
+  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, "transpose", {node.inputs[0]}, 1, std::move(p)));
+  return true;
+}
+
+constexpr NativeLowering kLowerings[] = {LowerReshapeFamily, LowerConcat, LowerTranspose};
+
+}  // namespace
+
+std::span<const NativeLowering> TensorLowerings() { return kLowerings; }
 
 }  // namespace kiln::lower
