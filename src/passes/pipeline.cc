@@ -5,6 +5,9 @@
 #include "passes/fold_batchnorm.h"
 #include "passes/fold_constants.h"
 #include "passes/fold_shape_computation.h"
+#include "passes/fuse_conv_activation.h"
+#include "passes/fuse_elementwise.h"
+#include "passes/recognize_activations.h"
 #include "passes/simplify_algebra.h"
 
 namespace kiln::passes {
@@ -23,6 +26,9 @@ constexpr PassEntry kPasses[] = {
     {"simplify_algebra", CreateSimplifyAlgebraPass},
     {"fold_shape_computation", CreateFoldShapeComputationPass},
     {"fold_batchnorm", CreateFoldBatchNormPass},
+    {"recognize_activations", CreateRecognizeActivationsPass},
+    {"fuse_conv_activation", CreateFuseConvActivationPass},
+    {"fuse_elementwise", CreateFuseElementwisePass},
 };
 
 void AddSimplification(std::vector<std::unique_ptr<Pass>>& p) {
@@ -50,10 +56,20 @@ std::vector<std::unique_ptr<Pass>> BuildPipeline(int opt_level) {
   // -O2. After simplification: Identity/Dropout between Conv and BatchNormalization are gone
   // and weights computed by constant subgraphs are constants now.
   p.push_back(CreateFoldBatchNormPass());
-  // After fold_batchnorm: the old weights and BatchNormalization parameters are unread.
+  // After fold_batchnorm (BN gone, so the activation reads the Conv directly) and before
+  // fuse_conv_activation: Sigmoid+Mul, HardSigmoid+Mul and erf GELU become the one-node
+  // activations that fuse_conv_activation absorbs. After simplification: Identity and Cast
+  // between the pieces of a GELU are gone.
+  p.push_back(CreateRecognizeActivationsPass());
+  // After fold_batchnorm and recognize_activations: Conv -> activation is adjacent and in one
+  // piece. Before fuse_elementwise, so a chain never swallows an activation a Conv/Gemm takes.
+  p.push_back(CreateFuseConvActivationPass());
+  // Last fusion: merges what the Conv/Gemm epilogues did not take.
+  p.push_back(CreateFuseElementwisePass());
+  // After the folding and fusions: the old weights, BatchNormalization parameters and GELU
+  // constants are unread.
   p.push_back(CreateDeadCodeEliminationPass());
-  // Later (issue 4, second half), in this order: fusion (Conv+activation, MatMul+Add), layout
-  // (blocked NCHWc), then kernel choice during lowering.
+  // Later: layout (blocked NCHWc), then kernel choice during lowering.
   return p;
 }
 
