@@ -356,6 +356,10 @@ Expected<std::shared_ptr<const Module>> ParseModule(std::span<const std::byte> b
     return Status::Error("internal: module bytes are not ", kBlobAlignment,
                          "-byte aligned in memory");
 
+  // FlatBuffers cannot address more (its verifier asserts on it); no real plan comes close.
+  if (h.plan_size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return Status::Error("the plan section is ", h.plan_size, " bytes, more than FlatBuffers can "
+                         "address; the file is corrupted");
   const auto* plan_bytes = reinterpret_cast<const uint8_t*>(bytes.data() + h.plan_offset);
   flatbuffers::Verifier verifier(plan_bytes, h.plan_size);
   if (!fb::VerifyPlanBuffer(verifier))

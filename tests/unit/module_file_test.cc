@@ -183,6 +183,23 @@ TEST_F(ModuleFileTest, MappingOutlivesTheModuleHandle) {
   EXPECT_EQ(std::memcmp(weights + m.blobs[3].offset, expected.data(), expected.size()), 0);
 }
 
+TEST_F(ModuleFileTest, SavingOverALoadedFileLeavesItsWeightsAlone) {
+  // The rename gives the path a new file; the old one stays mapped for whoever loaded it.
+  const Module m = MakeModule();
+  ASSERT_TRUE(SaveModule(m, Path("m.kiln")).ok());
+  auto loaded = LoadModule(Path("m.kiln"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  Module other;
+  WeightWriter w;
+  w.Add(other, Bytes(5000, 9));
+  w.Finish(other);
+  ASSERT_TRUE(SaveModule(other, Path("m.kiln")).ok());
+  ExpectSameModule(m, **loaded);
+  auto reloaded = LoadModule(Path("m.kiln"));
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().message();
+  ExpectSameModule(other, **reloaded);
+}
+
 TEST_F(ModuleFileTest, EmptyModuleAndOverwrite) {
   Module empty;
   ASSERT_TRUE(SaveModule(empty, Path("m.kiln")).ok());
