@@ -58,6 +58,8 @@ Expected<bool> LowerPool2d(const ir::Node& node, LowerContext& ctx) {
   } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
     return false;
   }
+  for (size_t i = 0; i < 2; ++i)  // windows of padding only: left to the reference's rules
+    if (pads[i] >= (kernel[i] - 1) * dilations[i] + 1) return false;
   runtime::StepParams p;
   p.int_lists["kernel"] = kernel;
   p.int_lists["strides"] = strides;

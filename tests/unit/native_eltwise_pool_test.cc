@@ -334,6 +334,9 @@ TEST(NativePool, MaxAndAveragePool) {
                 "", "ai.onnx=13"));
   Check(OneNode("MaxPool(%x) {ceil_mode=1, dilations=[2,1], kernel_shape=[2,3], strides=[2,2]}",
                 "[1,2,10,9]", "", "ai.onnx=13"));
+  // Pads as wide as the window (windows of padding only) stay with the reference.
+  Check(OneNode("MaxPool(%x) {kernel_shape=[2,2], pads=[2,0,0,0]}", "[1,1,4,4]", "", "ai.onnx=13"),
+        0);
   // MaxPool with its Indices output stays with the reference.
   Check("graph main (opsets ai.onnx=13)\n  input  %x: float32[1,1,4,4]\n"
         "  %y, %i = MaxPool(%x) {kernel_shape=[2,2]} : float32[*], int64[*]  # n\n"
@@ -542,6 +545,8 @@ TEST(NativeHostile, LyingParamsGiveErrors) {
   s.params.int_lists["pads"] = {0, -4, 0, 0};
   add(s);
   s.params.int_lists["pads"] = {0, 0};
+  add(s);
+  s.params.int_lists["pads"] = {3, 0, 0, 0};  // a window of padding only
   add(s);
   s = step("reduce", {0}, {1});
   s.params.strings["op"] = "mean";

@@ -446,13 +446,19 @@ class SoftmaxKernel final : public StepKernel {
         float m = -INFINITY;
         for (size_t c = 0; c < cols; ++c) m = std::max(m, xs[c * inner]);
         float sum = 0;
-        for (size_t c = 0; c < cols; ++c) sum += std::exp(xs[c * inner] - m);
         if (log_) {
+          for (size_t c = 0; c < cols; ++c) sum += std::exp(xs[c * inner] - m);
           const float shift = m + std::log(sum);
           for (size_t c = 0; c < cols; ++c) ys[c * inner] = xs[c * inner] - shift;
         } else {
+          // exp once per element: stored, then scaled (y may be x: each x is read first).
+          for (size_t c = 0; c < cols; ++c) {
+            const float e = std::exp(xs[c * inner] - m);
+            ys[c * inner] = e;
+            sum += e;
+          }
           const float inv = 1.0f / sum;
-          for (size_t c = 0; c < cols; ++c) ys[c * inner] = std::exp(xs[c * inner] - m) * inv;
+          for (size_t c = 0; c < cols; ++c) ys[c * inner] *= inv;
         }
       }
     });

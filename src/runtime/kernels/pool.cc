@@ -53,6 +53,11 @@ Expected<Window> ReadWindow(const Step& step) {
   KILN_RETURN_IF_ERROR(read("strides", w.strides, 1));
   KILN_RETURN_IF_ERROR(read("dilations", w.dilations, 1));
   KILN_RETURN_IF_ERROR(read("pads", w.pads, 0));
+  // A leading pad as wide as the window makes windows that see only padding (ONNX forbids it);
+  // the row microkernels assume every window reaches the input.
+  for (size_t i = 0; i < 2; ++i)
+    if (w.pads[i] >= (w.kernel[i] - 1) * w.dilations[i] + 1)
+      return Status::Error("pads ", w.pads[i], " must be smaller than the window along dim ", i);
   w.ceil_mode = step.params.IntOr("ceil_mode", 0) != 0;
   w.count_include_pad = step.params.IntOr("count_include_pad", 0) != 0;
   return w;
@@ -147,7 +152,8 @@ class Pool2dKernel final : public StepKernel {
     pool::Options o;
     o.pool = args.pool;
     Status s = max_ ? pool::MaxPool2d(p, xp, yp, o) : pool::AveragePool2d(p, xp, yp, o);
-    return s.WithContext(StrCat("step '", step_.name, "': "));
+    if (!s.ok()) return s.WithContext(StrCat("step '", step_.name, "': "));
+    return Status::Ok();
   }
 
   std::string Describe() const override {
@@ -247,7 +253,8 @@ class GlobalPoolKernel final : public StepKernel {
     float* yp = args.outputs[0]->data<float>();
     Status s = max_ ? pool::GlobalMaxPool(planes, plane, xp, yp, o)
                     : pool::GlobalAveragePool(planes, plane, xp, yp, o);
-    return s.WithContext(StrCat("step '", step_.name, "': "));
+    if (!s.ok()) return s.WithContext(StrCat("step '", step_.name, "': "));
+    return Status::Ok();
   }
 
   std::string Describe() const override {
