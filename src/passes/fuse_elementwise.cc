@@ -25,7 +25,7 @@ struct Step {
 
 // A one-element float32 constant input i of n that cannot raise the rank of `x` by broadcasting.
 std::optional<float> ScalarConstant(const ir::Node& n, size_t i, const ir::Value* x) {
-  if (!n.has_input(i) || !n.inputs[i]->constant) return std::nullopt;
+  if (x == nullptr || !n.has_input(i) || !n.inputs[i]->constant) return std::nullopt;
   const Tensor& c = *n.inputs[i]->constant;
   if (c.dtype() != DType::kFloat32 || c.numel() != 1) return std::nullopt;
   const int64_t x_rank = x->type.shape ? static_cast<int64_t>(x->type.shape->size()) : -1;

@@ -39,7 +39,7 @@ bool IsFloatValue(const ir::Value* v) { return v && IsFloat(v->type.dtype); }
 // The value of n's input i when it is a one-element float constant that cannot broadcast `x`
 // to a higher rank (so the op's output keeps x's shape).
 std::optional<double> ScalarConstant(const ir::Node& n, size_t i, const ir::Value* x) {
-  if (!n.has_input(i) || !n.inputs[i]->constant) return std::nullopt;
+  if (x == nullptr || !n.has_input(i) || !n.inputs[i]->constant) return std::nullopt;
   const Tensor& c = *n.inputs[i]->constant;
   if (!IsFloat(c.dtype()) || c.numel() != 1) return std::nullopt;
   const int64_t x_rank = x->type.shape ? static_cast<int64_t>(x->type.shape->size()) : -1;
