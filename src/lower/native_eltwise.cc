@@ -39,11 +39,21 @@ std::optional<Chain> FusedChain(const ir::Node& node) {
     size_t params;
   };
   static constexpr Def kDefs[] = {
-      {"Relu", "relu", 0},          {"Sigmoid", "sigmoid", 0},   {"Tanh", "tanh", 0},
-      {"Exp", "exp", 0},            {"Neg", "neg", 0},           {"Abs", "abs", 0},
-      {"Sqrt", "sqrt", 0},          {"Erf", "erf", 0},           {"Silu", "silu", 0},
-      {"HardSwish", "hardswish", 0}, {"Gelu", "gelu", 0},        {"LeakyRelu", "leakyrelu", 1},
-      {"MulScalar", "mulscalar", 1}, {"AddScalar", "addscalar", 1}, {"Clip", "clip", 2},
+      {"Relu", "relu", 0},
+      {"Sigmoid", "sigmoid", 0},
+      {"Tanh", "tanh", 0},
+      {"Exp", "exp", 0},
+      {"Neg", "neg", 0},
+      {"Abs", "abs", 0},
+      {"Sqrt", "sqrt", 0},
+      {"Erf", "erf", 0},
+      {"Silu", "silu", 0},
+      {"HardSwish", "hardswish", 0},
+      {"Gelu", "gelu", 0},
+      {"LeakyRelu", "leakyrelu", 1},
+      {"MulScalar", "mulscalar", 1},
+      {"AddScalar", "addscalar", 1},
+      {"Clip", "clip", 2},
       {"HardSigmoid", "hardsigmoid", 2},
   };
   Chain c;
@@ -83,8 +93,10 @@ std::optional<Chain> UnaryChain(const ir::Node& node) {
   }
   if (!node.domain.empty() && node.domain != "ai.onnx") return std::nullopt;
   static constexpr std::pair<const char*, const char*> kPlain[] = {
-      {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},     {"Exp", "exp"},
-      {"Log", "log"},   {"Neg", "neg"},         {"Abs", "abs"},       {"Sqrt", "sqrt"},
+      {"Relu", "relu"}, {"Sigmoid", "sigmoid"},
+      {"Tanh", "tanh"}, {"Exp", "exp"},
+      {"Log", "log"},   {"Neg", "neg"},
+      {"Abs", "abs"},   {"Sqrt", "sqrt"},
       {"Erf", "erf"},   {"HardSwish", "hardswish"},
   };
   for (const auto& [onnx, name] : kPlain)
@@ -201,15 +213,14 @@ Expected<bool> LowerBatchNorm(const ir::Node& node, LowerContext& ctx) {
     const double s = static_cast<double>(params[0]->data<float>()[c]) /
                      std::sqrt(static_cast<double>(params[3]->data<float>()[c]) + epsilon);
     scale_shift[c] = static_cast<float>(s);
-    scale_shift[channels + c] = static_cast<float>(
-        static_cast<double>(params[1]->data<float>()[c]) -
-        static_cast<double>(params[2]->data<float>()[c]) * s);
+    scale_shift[channels + c] =
+        static_cast<float>(static_cast<double>(params[1]->data<float>()[c]) -
+                           static_cast<double>(params[2]->data<float>()[c]) * s);
   }
   const int32_t blob = ctx.AddBlob(std::as_bytes(std::span<const float>(scale_shift)));
   runtime::StepParams p;
   p.ints["channels"] = channels;
-  KILN_RETURN_IF_ERROR(
-      EmitStep(node, ctx, "batchnorm", {node.inputs[0]}, 1, std::move(p), {blob}));
+  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, "batchnorm", {node.inputs[0]}, 1, std::move(p), {blob}));
   return true;
 }
 

@@ -67,8 +67,7 @@ Expected<bool> LowerPool2d(const ir::Node& node, LowerContext& ctx) {
   p.int_lists["pads"] = pads;
   p.ints["ceil_mode"] = ceil_mode != 0 ? 1 : 0;
   if (!max) p.ints["count_include_pad"] = include_pad != 0 ? 1 : 0;
-  KILN_RETURN_IF_ERROR(
-      EmitStep(node, ctx, max ? "maxpool2d" : "avgpool2d", {x}, 1, std::move(p)));
+  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, max ? "maxpool2d" : "avgpool2d", {x}, 1, std::move(p)));
   return true;
 }
 
@@ -80,8 +79,8 @@ Expected<bool> LowerGlobalPool(const ir::Node& node, LowerContext& ctx) {
   if (!FloatRankKnown(node.inputs[0]) || !FloatRankKnown(node.outputs[0]) ||
       node.inputs[0]->type.shape->size() < 3)
     return false;
-  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, max ? "global_maxpool" : "global_avgpool",
-                                {node.inputs[0]}, 1, {}));
+  KILN_RETURN_IF_ERROR(
+      EmitStep(node, ctx, max ? "global_maxpool" : "global_avgpool", {node.inputs[0]}, 1, {}));
   return true;
 }
 

@@ -40,7 +40,8 @@ class FakeContext final : public lower::LowerContext {
       info.dims = v->constant->dims();
       info.dim_params.assign(info.dims.size(), "");
       info.kind = runtime::ValueKind::kConstant;
-      info.blob = AddBlob({static_cast<const std::byte*>(v->constant->raw()), v->constant->nbytes()});
+      info.blob =
+          AddBlob({static_cast<const std::byte*>(v->constant->raw()), v->constant->nbytes()});
     } else {
       if (info.rank_known)
         for (const ir::Dim& d : *v->type.shape) {
@@ -174,7 +175,8 @@ interp::NamedTensors Inputs(const ir::Graph& g, uint32_t seed, bool positive,
   interp::NamedTensors in;
   for (const ir::Value* v : g.inputs) {
     std::vector<int64_t> dims;
-    for (const ir::Dim& d : *v->type.shape) dims.push_back(d.is_static() ? d.value : symbols.at(d.symbol));
+    for (const ir::Dim& d : *v->type.shape)
+      dims.push_back(d.is_static() ? d.value : symbols.at(d.symbol));
     Tensor t(v->type.dtype, dims);
     for (int64_t i = 0; i < t.numel(); ++i) {
       if (t.dtype() == DType::kFloat32) t.data<float>()[i] = u(rng);
@@ -234,19 +236,35 @@ std::string Dims(const std::vector<int64_t>& d) { return DimsToString(d); }
 
 // One node on one float32 input `x` of `dims`; `node` is the text after "%y = ".
 std::string OneNode(const std::string& node, const std::string& dims,
-                    const std::string& consts = "", const std::string& opsets = "ai.onnx=20 kiln=1") {
+                    const std::string& consts = "",
+                    const std::string& opsets = "ai.onnx=20 kiln=1") {
   return "graph main (opsets " + opsets + ")\n  input  %x: float32" + dims + "\n" + consts +
          "  %y = " + node + " : float32[*]  # n\n  output %y: float32[*]\n";
 }
 
 TEST(NativeEltwise, UnaryOps) {
   const char* kOps[] = {
-      "Relu(%x)", "Sigmoid(%x)", "Tanh(%x)", "Exp(%x)", "Neg(%x)", "Abs(%x)", "Erf(%x)",
-      "LeakyRelu(%x) {alpha=0.2}", "LeakyRelu(%x)", "HardSigmoid(%x) {alpha=0.3, beta=0.4}",
-      "HardSwish(%x)", "Gelu(%x)", "Gelu(%x) {approximate=\"tanh\"}", "Silu@kiln(%x)",
-      "HardSwish@kiln(%x)", "Gelu@kiln(%x)", "Gelu@kiln(%x) {approximate=\"tanh\"}",
-      "FusedElementwise@kiln(%x) {ops=[\"Relu\",\"Sigmoid\",\"Tanh\",\"Exp\",\"Neg\",\"Abs\",\"Sqrt\",\"Erf\"]}",
-      "FusedElementwise@kiln(%x) {ops=[\"LeakyRelu\",\"HardSigmoid\",\"Clip\",\"MulScalar\",\"AddScalar\","
+      "Relu(%x)",
+      "Sigmoid(%x)",
+      "Tanh(%x)",
+      "Exp(%x)",
+      "Neg(%x)",
+      "Abs(%x)",
+      "Erf(%x)",
+      "LeakyRelu(%x) {alpha=0.2}",
+      "LeakyRelu(%x)",
+      "HardSigmoid(%x) {alpha=0.3, beta=0.4}",
+      "HardSwish(%x)",
+      "Gelu(%x)",
+      "Gelu(%x) {approximate=\"tanh\"}",
+      "Silu@kiln(%x)",
+      "HardSwish@kiln(%x)",
+      "Gelu@kiln(%x)",
+      "Gelu@kiln(%x) {approximate=\"tanh\"}",
+      "FusedElementwise@kiln(%x) "
+      "{ops=[\"Relu\",\"Sigmoid\",\"Tanh\",\"Exp\",\"Neg\",\"Abs\",\"Sqrt\",\"Erf\"]}",
+      "FusedElementwise@kiln(%x) "
+      "{ops=[\"LeakyRelu\",\"HardSigmoid\",\"Clip\",\"MulScalar\",\"AddScalar\","
       "\"HardSwish\",\"Silu\",\"Gelu\"], params=[0.1,0.3,0.4,0.1,0.6,2.0,-0.25]}",
   };
   for (const char* op : kOps)
@@ -263,17 +281,18 @@ TEST(NativeEltwise, Clip) {
   Check(OneNode("Clip(%x)", "[4,9]"));
   Check(OneNode("Clip(%x) {min=-0.5, max=0.5}", "[4,9]", "", "ai.onnx=6"));
   // A bound that is not a constant stays with the reference.
-  Check("graph main (opsets ai.onnx=13)\n  input  %x: float32[4]\n  input  %lo: float32[]\n"
-        "  %y = Clip(%x, %lo) : float32[*]  # n\n  output %y: float32[*]\n",
-        0);
+  Check(
+      "graph main (opsets ai.onnx=13)\n  input  %x: float32[4]\n  input  %lo: float32[]\n"
+      "  %y = Clip(%x, %lo) : float32[*]  # n\n  output %y: float32[*]\n",
+      0);
 }
 
 TEST(NativeEltwise, BinaryBroadcast) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> kShapes = {
-      {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{2, 3, 4, 5}, {}},      {{1}, {2, 3, 4, 5}},
-      {{2, 8, 5, 5}, {8, 1, 1}},    {{1, 8, 1, 1}, {2, 8, 5, 5}}, {{2, 3, 4, 5}, {5}},
-      {{3, 1, 5}, {1, 4, 1}},       {{2, 1, 4, 1}, {3, 1, 6}},  {{4, 1}, {1, 4}},
-      {{2, 16, 48, 48}, {1, 16, 1, 1}}, {{2, 0, 3}, {1, 3}},   {{7}, {7}},
+      {{2, 3, 4, 5}, {2, 3, 4, 5}},     {{2, 3, 4, 5}, {}},           {{1}, {2, 3, 4, 5}},
+      {{2, 8, 5, 5}, {8, 1, 1}},        {{1, 8, 1, 1}, {2, 8, 5, 5}}, {{2, 3, 4, 5}, {5}},
+      {{3, 1, 5}, {1, 4, 1}},           {{2, 1, 4, 1}, {3, 1, 6}},    {{4, 1}, {1, 4}},
+      {{2, 16, 48, 48}, {1, 16, 1, 1}}, {{2, 0, 3}, {1, 3}},          {{7}, {7}},
   };
   for (const char* op : {"Add", "Sub", "Mul", "Div"})
     for (const auto& [a, b] : kShapes) {
@@ -286,9 +305,10 @@ TEST(NativeEltwise, BinaryBroadcast) {
             "(%b, %a) : float32[*]  # n\n  output %y: float32[*]\n");
     }
   // Integer arithmetic is not this family's: it stays with the reference.
-  Check("graph main (opsets ai.onnx=13)\n  input  %a: int64[3]\n  input  %b: int64[3]\n"
-        "  %y = Add(%a, %b) : int64[*]  # n\n  output %y: int64[*]\n",
-        0);
+  Check(
+      "graph main (opsets ai.onnx=13)\n  input  %a: int64[3]\n  input  %b: int64[3]\n"
+      "  %y = Add(%a, %b) : int64[*]  # n\n  output %y: int64[*]\n",
+      0);
 }
 
 TEST(NativeEltwise, SoftmaxAndBatchNorm) {
@@ -338,10 +358,11 @@ TEST(NativePool, MaxAndAveragePool) {
   Check(OneNode("MaxPool(%x) {kernel_shape=[2,2], pads=[2,0,0,0]}", "[1,1,4,4]", "", "ai.onnx=13"),
         0);
   // MaxPool with its Indices output stays with the reference.
-  Check("graph main (opsets ai.onnx=13)\n  input  %x: float32[1,1,4,4]\n"
-        "  %y, %i = MaxPool(%x) {kernel_shape=[2,2]} : float32[*], int64[*]  # n\n"
-        "  output %y: float32[*]\n  output %i: int64[*]\n",
-        0);
+  Check(
+      "graph main (opsets ai.onnx=13)\n  input  %x: float32[1,1,4,4]\n"
+      "  %y, %i = MaxPool(%x) {kernel_shape=[2,2]} : float32[*], int64[*]  # n\n"
+      "  output %y: float32[*]\n  output %i: int64[*]\n",
+      0);
 }
 
 TEST(NativePool, GlobalPoolsAndReductions) {
@@ -354,9 +375,9 @@ TEST(NativePool, GlobalPoolsAndReductions) {
     int keepdims;
   };
   const Case kCases[] = {
-      {"[2,8,5,5]", "[2,3]", 1},  {"[2,8,5,5]", "[-1,-2]", 0}, {"[2,8,5,5]", "[1]", 1},
-      {"[2,8,5,5]", "[0,2]", 0},  {"[2,8,5,5]", "[0,1,2,3]", 0}, {"[3,4,5]", "[0]", 1},
-      {"[3,1,5]", "[1]", 0},      {"[2,3,4,5,6]", "[0,2,4]", 1}, {"[2,64,48]", "[2]", 1},
+      {"[2,8,5,5]", "[2,3]", 1}, {"[2,8,5,5]", "[-1,-2]", 0},   {"[2,8,5,5]", "[1]", 1},
+      {"[2,8,5,5]", "[0,2]", 0}, {"[2,8,5,5]", "[0,1,2,3]", 0}, {"[3,4,5]", "[0]", 1},
+      {"[3,1,5]", "[1]", 0},     {"[2,3,4,5,6]", "[0,2,4]", 1}, {"[2,64,48]", "[2]", 1},
   };
   for (const char* op : {"ReduceMean", "ReduceSum"})
     for (const Case& c : kCases) {
@@ -370,16 +391,18 @@ TEST(NativePool, GlobalPoolsAndReductions) {
   Check(OneNode("ReduceMean(%x) {axes=[2,3]}", "[2,8,5,5]", "", "ai.onnx=13"));
   Check(OneNode("ReduceSum(%x)", "[2,8,5]", "", "ai.onnx=13"));
   // Axes computed at run time stay with the reference.
-  Check("graph main (opsets ai.onnx=18)\n  input  %x: float32[2,3]\n  input  %a: int64[1]\n"
-        "  %y = ReduceSum(%x, %a) : float32[*]  # n\n  output %y: float32[*]\n",
-        0);
+  Check(
+      "graph main (opsets ai.onnx=18)\n  input  %x: float32[2,3]\n  input  %a: int64[1]\n"
+      "  %y = ReduceSum(%x, %a) : float32[*]  # n\n  output %y: float32[*]\n",
+      0);
 }
 
 // One node on input %x of type `xt` (e.g. "int64[2,3]").
-std::string Movement(const std::string& xt, const std::string& node, const std::string& consts = "") {
+std::string Movement(const std::string& xt, const std::string& node,
+                     const std::string& consts = "") {
   return "graph main (opsets ai.onnx=13)\n  input  %x: " + xt + "\n" + consts + "  %y = " + node +
-         " : " + xt.substr(0, xt.find('[')) + "[*]  # n\n  output %y: " +
-         xt.substr(0, xt.find('[')) + "[*]\n";
+         " : " + xt.substr(0, xt.find('[')) +
+         "[*]  # n\n  output %y: " + xt.substr(0, xt.find('[')) + "[*]\n";
 }
 
 TEST(NativeTensor, ReshapeFamily) {
@@ -401,25 +424,32 @@ TEST(NativeTensor, ReshapeFamily) {
     Check(Movement(x, "Unsqueeze(%x, %s)", shape("[2,4]", 2)));
   }
   // A shape computed at run time stays with the reference.
-  Check("graph main (opsets ai.onnx=13)\n  input  %x: float32[6]\n  input  %s: int64[2]\n"
-        "  %y = Reshape(%x, %s) : float32[*]  # n\n  output %y: float32[*]\n",
-        0);
+  Check(
+      "graph main (opsets ai.onnx=13)\n  input  %x: float32[6]\n  input  %s: int64[2]\n"
+      "  %y = Reshape(%x, %s) : float32[*]  # n\n  output %y: float32[*]\n",
+      0);
 }
 
 TEST(NativeTensor, ConcatAndTranspose) {
   for (const char* t : {"float32", "int64"})
     for (int axis : {0, 1, 2, -1}) {
       Check(StrCat("graph main (opsets ai.onnx=13)\n  input  %a: ", t, "[2,3,4]\n  input  %b: ", t,
-                   axis == 0 || axis == -3 ? "[5,3,4]" : axis == 1 ? "[2,1,4]" : "[2,3,7]",
-                   "\n  const  %c: ", t, axis == 0 ? "[1,3,4]" : axis == 1 ? "[2,2,4]" : "[2,3,2]",
+                   axis == 0 || axis == -3 ? "[5,3,4]"
+                   : axis == 1             ? "[2,1,4]"
+                                           : "[2,3,7]",
+                   "\n  const  %c: ", t,
+                   axis == 0   ? "[1,3,4]"
+                   : axis == 1 ? "[2,2,4]"
+                               : "[2,3,2]",
                    " = random(seed=3)\n  %y = Concat(%a, %b, %c) {axis=", axis, "} : ", t,
                    "[*]  # n\n  output %y: ", t, "[*]\n"));
     }
-  Check("graph main (opsets ai.onnx=13)\n  input  %a: float32[2,64,64,8]\n"
-        "  input  %b: float32[2,64,64,8]\n  %y = Concat(%a, %b) {axis=3} : float32[*]  # n\n"
-        "  output %y: float32[*]\n");
-  const std::vector<std::vector<int64_t>> kPerms = {
-      {0, 2, 3, 1}, {0, 3, 1, 2}, {3, 2, 1, 0}, {1, 0, 2, 3}, {0, 1, 3, 2}, {0, 1, 2, 3}};
+  Check(
+      "graph main (opsets ai.onnx=13)\n  input  %a: float32[2,64,64,8]\n"
+      "  input  %b: float32[2,64,64,8]\n  %y = Concat(%a, %b) {axis=3} : float32[*]  # n\n"
+      "  output %y: float32[*]\n");
+  const std::vector<std::vector<int64_t>> kPerms = {{0, 2, 3, 1}, {0, 3, 1, 2}, {3, 2, 1, 0},
+                                                    {1, 0, 2, 3}, {0, 1, 3, 2}, {0, 1, 2, 3}};
   for (const char* t : {"float32", "int64"})
     for (const auto& perm : kPerms)
       Check(Movement(StrCat(t, "[2,3,4,5]"), "Transpose(%x) {perm=" + Dims(perm) + "}"));
@@ -460,7 +490,8 @@ TEST(NativeSymbolic, SessionThroughLowerMatchesReference) {
       "  const  %axes: int64[2] = [2,3]\n"
       "  %a = Mul(%x, %scale) : float32[N,6,9,9]  # scale\n"
       "  %r = Sigmoid(%a) : float32[N,6,9,9]  # act\n"
-      "  %p = AveragePool(%r) {ceil_mode=1, kernel_shape=[2,2], strides=[2,2]} : float32[*]  # pool\n"
+      "  %p = AveragePool(%r) {ceil_mode=1, kernel_shape=[2,2], strides=[2,2]} : float32[*]  # "
+      "pool\n"
       "  %m = ReduceSum(%p, %axes) {keepdims=0} : float32[*]  # sum\n"
       "  %f = Unsqueeze(%m, %axes) : float32[*]  # unsq\n"
       "  %g = Sub(%p, %f) : float32[*]  # center\n"
@@ -474,8 +505,7 @@ TEST(NativeSymbolic, SessionThroughLowerMatchesReference) {
   ASSERT_TRUE(module.ok()) << module.status().message();
   EXPECT_EQ(report.native_steps, (*graph)->nodes().size());
   EXPECT_EQ(report.reference_steps, 0u);
-  auto model =
-      runtime::CompiledModel::Create(std::make_shared<const Module>(std::move(*module)));
+  auto model = runtime::CompiledModel::Create(std::make_shared<const Module>(std::move(*module)));
   ASSERT_TRUE(model.ok()) << model.status().message();
   runtime::SessionOptions options;
   options.threads = 2;
@@ -538,8 +568,8 @@ TEST(NativeHostile, LyingParamsGiveErrors) {
   s.blobs = {5};
   add(s);
   s = step("maxpool2d", {0}, {1});
-  s.params.int_lists = {{"kernel", {3, 3}}, {"strides", {0, 1}}, {"dilations", {1, 1}},
-                        {"pads", {0, 0, 0, 0}}};
+  s.params.int_lists = {
+      {"kernel", {3, 3}}, {"strides", {0, 1}}, {"dilations", {1, 1}}, {"pads", {0, 0, 0, 0}}};
   add(s);
   s.params.int_lists["strides"] = {1, 1};
   s.params.int_lists["pads"] = {0, -4, 0, 0};
@@ -586,8 +616,8 @@ TEST(NativeHostile, LyingParamsGiveErrors) {
   s.params.int_lists["shape"] = {4, -1};
   misfits.push_back(s);
   s = step("maxpool2d", {0}, {1});
-  s.params.int_lists = {{"kernel", {3, 3}}, {"strides", {1, 1}}, {"dilations", {1, 1}},
-                        {"pads", {0, 0, 0, 0}}};
+  s.params.int_lists = {
+      {"kernel", {3, 3}}, {"strides", {1, 1}}, {"dilations", {1, 1}}, {"pads", {0, 0, 0, 0}}};
   misfits.push_back(s);  // rank 2 is not NCHW
   s = step("transpose", {0}, {1});
   s.params.int_lists["perm"] = {2, 1, 0};
@@ -611,8 +641,8 @@ TEST(NativeHostile, LyingParamsGiveErrors) {
   const runtime::Dims* two[] = {&x, &y};
   EXPECT_FALSE((*k)->InferShapes(two, &out).ok());
   s = step("avgpool2d", {0}, {1});
-  s.params.int_lists = {{"kernel", {9, 9}}, {"strides", {1, 1}}, {"dilations", {1, 1}},
-                        {"pads", {0, 0, 0, 0}}};
+  s.params.int_lists = {
+      {"kernel", {9, 9}}, {"strides", {1, 1}}, {"dilations", {1, 1}}, {"pads", {0, 0, 0, 0}}};
   k = runtime::CreateKernel(s, m);
   ASSERT_TRUE(k.ok());
   const runtime::Dims small = {1, 1, 4, 4};

@@ -7,12 +7,13 @@
 //   eltwise_binary  strings "op" (add, sub, mul, div).
 //   softmax         ints "axis" (>= 0, < rank), "log" (0/1).
 //   batchnorm       ints "channels"; blobs[0] = channels scales then channels shifts (floats).
+#include "kernels/eltwise/eltwise.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 
-#include "kernels/eltwise/eltwise.h"
 #include "kernels/eltwise/ukernel_table.h"
 #include "kernels/softmax/softmax.h"
 #include "runtime/kernels/families.h"
@@ -153,7 +154,8 @@ class UnaryKernel final : public StepKernel {
       return Status::Error("step '", step_.name, "': wrong number of tensors");
     const Tensor* x = args.inputs[0];
     KILN_RETURN_IF_ERROR(kernel_util::CheckTensor(x, DType::kFloat32, step_, "input"));
-    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, x->dims(), step_));
+    KILN_RETURN_IF_ERROR(
+        kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, x->dims(), step_));
     const size_t n = static_cast<size_t>(x->numel());
     const float* xp = x->data<float>();
     float* yp = args.outputs[0]->data<float>();
@@ -180,7 +182,8 @@ class UnaryKernel final : public StepKernel {
     std::string d = stages_.size() > 1 ? "unary fused" : "unary";
     for (const UnaryStage& s : stages_) {
       d += StrCat(" ", s.def->name);
-      if (s.def->fast) d += StrCat("[", eltwise::SelectUnaryUkernel(*s.def->fast, ActiveIsa()).name, "]");
+      if (s.def->fast)
+        d += StrCat("[", eltwise::SelectUnaryUkernel(*s.def->fast, ActiveIsa()).name, "]");
     }
     return d;
   }
@@ -307,7 +310,8 @@ class BinaryKernel final : public StepKernel {
       return Status::Error("step '", step_.name, "': ", DescribeTensor(*a), " and ",
                            DescribeTensor(*b), " do not broadcast");
     const std::span<const int64_t> out_dims(out.data(), rank);
-    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, out_dims, step_));
+    KILN_RETURN_IF_ERROR(
+        kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, out_dims, step_));
     const auto n = static_cast<size_t>(args.outputs[0]->numel());
     if (n == 0) return Status::Ok();
     const Walk w = Collapse(out_dims, a->dims(), b->dims());
@@ -410,8 +414,8 @@ class SoftmaxKernel final : public StepKernel {
                      std::vector<std::optional<Dims>>* outputs) const override {
     KILN_ASSIGN_OR_RETURN(const Dims* x, kernel_util::InputDims(inputs, 0, step_));
     if (axis_ >= x->size())
-      return Status::Error("step '", step_.name, "': softmax axis ", axis_,
-                           " is out of range for ", DimsToString(*x));
+      return Status::Error("step '", step_.name, "': softmax axis ", axis_, " is out of range for ",
+                           DimsToString(*x));
     outputs->assign(1, *x);
     return Status::Ok();
   }
@@ -424,7 +428,8 @@ class SoftmaxKernel final : public StepKernel {
     KILN_RETURN_IF_ERROR(kernel_util::CheckTensor(x, DType::kFloat32, step_, "input"));
     if (axis_ >= x->dims().size())
       return Status::Error("step '", step_.name, "': axis ", axis_, " out of range");
-    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, x->dims(), step_));
+    KILN_RETURN_IF_ERROR(
+        kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, x->dims(), step_));
     size_t outer = 1, inner = 1;
     const auto cols = static_cast<size_t>(x->dim(axis_));
     for (size_t i = 0; i < axis_; ++i) outer *= static_cast<size_t>(x->dim(i));
@@ -491,10 +496,10 @@ class BatchNormKernel final : public StepKernel {
       return Status::Error("batchnorm needs one blob of scales and shifts");
     const auto bytes = module.BlobBytes(step.blobs[0]);
     if (c < 0 || bytes.size() != static_cast<size_t>(c) * 2 * sizeof(float))
-      return Status::Error("batchnorm blob has ", bytes.size(), " bytes; ", c,
-                           " channels need ", c * 2 * 4);
-    return std::unique_ptr<StepKernel>(new BatchNormKernel(
-        step, static_cast<size_t>(c), module.BlobData<float>(step.blobs[0])));
+      return Status::Error("batchnorm blob has ", bytes.size(), " bytes; ", c, " channels need ",
+                           c * 2 * 4);
+    return std::unique_ptr<StepKernel>(
+        new BatchNormKernel(step, static_cast<size_t>(c), module.BlobData<float>(step.blobs[0])));
   }
 
   Status InferShapes(std::span<const Dims* const> inputs,
@@ -516,7 +521,8 @@ class BatchNormKernel final : public StepKernel {
     if (x->rank() < 2 || static_cast<size_t>(x->dim(1)) != channels_)
       return Status::Error("step '", step_.name, "': input ", DescribeTensor(*x), " does not have ",
                            channels_, " channels");
-    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, x->dims(), step_));
+    KILN_RETURN_IF_ERROR(
+        kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, x->dims(), step_));
     const auto planes = static_cast<size_t>(x->dim(0)) * channels_;
     const size_t plane = planes == 0 ? 0 : static_cast<size_t>(x->numel()) / planes;
     const float* xp = x->data<float>();

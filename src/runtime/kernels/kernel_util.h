@@ -82,8 +82,8 @@ inline Status CheckTensor(const Tensor* t, DType dtype, const Step& step, const 
   if (t->numel() > 0 && t->raw() == nullptr)
     return Status::Error("step '", step.name, "': ", what, " has no data");
   if (t->rank() > static_cast<int64_t>(kMaxRank))
-    return Status::Error("step '", step.name, "': ", what, " has rank ", t->rank(),
-                         " (at most ", kMaxRank, ")");
+    return Status::Error("step '", step.name, "': ", what, " has rank ", t->rank(), " (at most ",
+                         kMaxRank, ")");
   return Status::Ok();
 }
 
@@ -93,9 +93,8 @@ inline Status CheckOutput(const Tensor* t, DType dtype, std::span<const int64_t>
   if (t == nullptr || !t->defined() || t->dtype() != dtype ||
       !std::equal(t->dims().begin(), t->dims().end(), dims.begin(), dims.end()) ||
       (t->numel() > 0 && t->raw() == nullptr))
-    return Status::Error("step '", step.name, "': the output was not planned as ",
-                         DTypeName(dtype), DimsToString(std::vector<int64_t>(dims.begin(),
-                                                                             dims.end())));
+    return Status::Error("step '", step.name, "': the output was not planned as ", DTypeName(dtype),
+                         DimsToString(std::vector<int64_t>(dims.begin(), dims.end())));
   return Status::Ok();
 }
 
@@ -103,8 +102,7 @@ inline Status CheckOutput(const Tensor* t, DType dtype, std::span<const int64_t>
 inline Expected<size_t> NormalizeAxis(int64_t axis, size_t rank, const Step& step) {
   const auto r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r)
-    return Status::Error("step '", step.name, "': axis ", axis, " is out of range for rank ",
-                         rank);
+    return Status::Error("step '", step.name, "': axis ", axis, " is out of range for rank ", rank);
   return static_cast<size_t>(axis < 0 ? axis + r : axis);
 }
 

@@ -8,12 +8,13 @@
 //   global_avgpool, global_maxpool  no params.
 //   reduce                strings "op" (mean, sum); int_lists "axes" (sorted, distinct, >= 0);
 //                         ints "rank", "keepdims".
+#include "kernels/pool/pool.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 
-#include "kernels/pool/pool.h"
 #include "kernels/pool/ukernel_table.h"
 #include "runtime/kernels/families.h"
 #include "runtime/kernels/kernel_util.h"
@@ -43,8 +44,8 @@ Expected<Window> ReadWindow(const Step& step) {
       return Status::Error("'", key, "' has ", v.size(), " entries, expected ", out.size());
     for (size_t i = 0; i < v.size(); ++i) {
       if (v[i] < lo || v[i] > kMaxWindowParam)
-        return Status::Error("'", key, "' value ", v[i], " is outside [", lo, ", ",
-                             kMaxWindowParam, "]");
+        return Status::Error("'", key, "' value ", v[i], " is outside [", lo, ", ", kMaxWindowParam,
+                             "]");
       out[i] = v[i];
     }
     return Status::Ok();
@@ -196,7 +197,7 @@ class Pool2dKernel final : public StepKernel {
               }
             }
           }
-          ys[oy * ow + ox] = max_ ? m
+          ys[oy * ow + ox] = max_        ? m
                              : count > 0 ? static_cast<float>(sum / static_cast<double>(count))
                                          : std::numeric_limits<float>::quiet_NaN();
         }
@@ -242,9 +243,9 @@ class GlobalPoolKernel final : public StepKernel {
     out.fill(1);
     out[0] = x->dim(0);
     out[1] = x->dim(1);
-    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(
-        args.outputs[0], DType::kFloat32, std::span<const int64_t>(out.data(), x->dims().size()),
-        step_));
+    KILN_RETURN_IF_ERROR(
+        kernel_util::CheckOutput(args.outputs[0], DType::kFloat32,
+                                 std::span<const int64_t>(out.data(), x->dims().size()), step_));
     const auto planes = static_cast<size_t>(x->dim(0) * x->dim(1));
     const size_t plane = planes == 0 ? 0 : static_cast<size_t>(x->numel()) / planes;
     pool::Options o;
@@ -436,8 +437,10 @@ Expected<std::unique_ptr<StepKernel>> MakeReduce(const Step& s, const Module& m)
 }
 
 const KernelEntry kEntries[] = {
-    {"maxpool2d", MakeMaxPool},         {"avgpool2d", MakeAvgPool},
-    {"global_maxpool", MakeGlobalMax},  {"global_avgpool", MakeGlobalAvg},
+    {"maxpool2d", MakeMaxPool},
+    {"avgpool2d", MakeAvgPool},
+    {"global_maxpool", MakeGlobalMax},
+    {"global_avgpool", MakeGlobalAvg},
     {"reduce", MakeReduce},
 };
 

@@ -50,7 +50,8 @@ class ReshapeKernel final : public StepKernel {
       KILN_ASSIGN_OR_RETURN(k->list_, step.params.IntList("shape"));
       k->allowzero_ = step.params.IntOr("allowzero", 0) != 0;
       if (k->list_.size() > kMaxRank)
-        return Status::Error("shape ", DimsToString(k->list_), " has more than ", kMaxRank, " dims");
+        return Status::Error("shape ", DimsToString(k->list_), " has more than ", kMaxRank,
+                             " dims");
       int minus_one = 0;
       for (int64_t d : k->list_) {
         if (d < -1) return Status::Error("shape ", DimsToString(k->list_), " has a dim below -1");
@@ -76,8 +77,8 @@ class ReshapeKernel final : public StepKernel {
     for (size_t i = 0; i < k->list_.size(); ++i)
       if (k->list_[i] < 0 || static_cast<size_t>(k->list_[i]) >= limit ||
           (i > 0 && k->list_[i] <= k->list_[i - 1]))
-        return Status::Error("axes ", DimsToString(k->list_), " must be sorted, distinct and in [0, ",
-                             limit, ")");
+        return Status::Error("axes ", DimsToString(k->list_),
+                             " must be sorted, distinct and in [0, ", limit, ")");
     return std::unique_ptr<StepKernel>(std::move(k));
   }
 
@@ -134,13 +135,15 @@ class ReshapeKernel final : public StepKernel {
         for (size_t i = 0; i < list_.size(); ++i) {
           int64_t d = list_[i];
           if (d == 0 && !allowzero_) {
-            if (i >= x.size()) return fail("has no dim ", i, " for a 0 in shape ", DimsToString(list_));
+            if (i >= x.size())
+              return fail("has no dim ", i, " for a 0 in shape ", DimsToString(list_));
             d = x[i];
           }
           if (d == -1) {
             infer_at = static_cast<int>(i);
           } else {
-            if (d != 0 && known > (int64_t{1} << 62) / d) return fail("overflows shape ", DimsToString(list_));
+            if (d != 0 && known > (int64_t{1} << 62) / d)
+              return fail("overflows shape ", DimsToString(list_));
             known *= d;
           }
           (*out)[r++] = d;
@@ -281,11 +284,10 @@ class ConcatKernel final : public StepKernel {
     bool ok = d.size() == first.size();
     for (size_t j = 0; ok && j < d.size(); ++j) ok = j == axis_ || d[j] == first[j];
     if (!ok)
-      return Status::Error("step '", step_.name, "': concat input ", i, " ",
-                           DimsToString(std::vector<int64_t>(d.begin(), d.end())),
-                           " does not match input 0 ",
-                           DimsToString(std::vector<int64_t>(first.begin(), first.end())),
-                           " outside axis ", axis_);
+      return Status::Error(
+          "step '", step_.name, "': concat input ", i, " ",
+          DimsToString(std::vector<int64_t>(d.begin(), d.end())), " does not match input 0 ",
+          DimsToString(std::vector<int64_t>(first.begin(), first.end())), " outside axis ", axis_);
     return Status::Ok();
   }
 
