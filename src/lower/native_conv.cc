@@ -1,8 +1,190 @@
+// Native lowering of 2-D float convolutions: Conv and kiln.FusedConv (Conv + an activation).
+//
+// The weights are prepared here, once, by conv::PrepareConv at the module's ISA with the cost
+// model's algorithm, and only the prepared form is stored: one blob with the packed A of every
+// group (kGemm1x1, kIm2colGemm) or the reordered/copied weights (kDirectNchwc, kDepthwise), and
+// one with the bias. The raw W is never given a value id, so it is not stored twice. The runtime
+// kernel (runtime/kernels/conv.cc) rebuilds the PreparedConv as a view of those blobs from the
+// step's params, which this file and that one must keep in step (kConvKernel's params below).
+//
+// Winograd (kernels/winograd) is not used yet: PreparedWinograd can only be made from raw
+// weights (its packed U matrices are private), so a module could not store it prepacked. It
+// needs an export/view API like PreparedConv's before lowering can pick it.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+#include "kernels/ref/conv.h"
 #include "lower/native.h"
 
 namespace kiln::lower {
+namespace {
 
-// Placeholder until the family lands: claims nothing, so these nodes run in reference partitions.
-std::span<const NativeLowering> ConvLowerings() { return {}; }
+// The activation of a kiln.FusedConv / kiln.FusedGemm node; nullopt when it is not one the
+// kernels fuse (the node then runs in a reference partition).
+std::optional<gemm::Epilogue> FusedActivation(const ir::Node& node) {
+  ir::AttrReader r(node);
+  const std::string name = r.String("activation", "");
+  const std::vector<float> params = r.Floats("activation_params");
+  if (!r.status().ok()) return std::nullopt;
+  gemm::Epilogue ep;
+  if (name == "Relu") {
+    ep.activation = gemm::Activation::kRelu;
+  } else if (name == "Clip") {
+    if (params.size() != 2 || !(params[0] <= params[1])) return std::nullopt;
+    ep.activation = gemm::Activation::kClip;
+    ep.clip_min = params[0];
+    ep.clip_max = params[1];
+  } else if (name == "Silu") {
+    ep.activation = gemm::Activation::kSilu;
+  } else if (name == "HardSwish") {
+    ep.activation = gemm::Activation::kHardSwish;
+  } else if (name == "Gelu") {
+    ep.activation = gemm::Activation::kGelu;
+  } else {
+    return std::nullopt;
+  }
+  return ep;
+}
+
+// A constant float32 tensor of exactly `dims`, or null.
+const Tensor* ConstantOf(const ir::Value* v, const std::vector<int64_t>& dims) {
+  if (!v || !v->constant || v->constant->dtype() != DType::kFloat32) return nullptr;
+  return v->constant->dims() == dims ? &*v->constant : nullptr;
+}
+
+std::span<const std::byte> Bytes(const float* p, size_t floats) {
+  return {reinterpret_cast<const std::byte*>(p), floats * sizeof(float)};
+}
+
+Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
+  const bool fused = node.domain == "kiln" && node.op_type == "FusedConv";
+  if (!fused && !(node.domain.empty() && node.op_type == "Conv")) return false;
+  if (!node.has_input(0) || !node.has_input(1) || node.inputs.size() > 3 ||
+      node.outputs.size() != 1 || !node.has_output(0)) {
+    return false;
+  }
+  const auto x = StaticFloatDims(node.inputs[0]);
+  const auto y = StaticFloatDims(node.outputs[0]);
+  const auto wd = StaticFloatDims(node.inputs[1]);
+  if (!x || !y || !wd || x->size() != 4 || wd->size() != 4) return false;
+  const Tensor* w = ConstantOf(node.inputs[1], *wd);
+  const Tensor* b = node.has_input(2) ? ConstantOf(node.inputs[2], {(*wd)[0]}) : nullptr;
+  if (!w || (node.has_input(2) && !b)) return false;  // a computed W or B stays on the reference
+
+  gemm::Epilogue ep;
+  if (fused) {
+    auto act = FusedActivation(node);
+    if (!act) return false;
+    ep = *act;
+  }
+  ir::AttrReader r(node);
+  ref::WindowSpec spec;
+  spec.kernel = r.Ints("kernel_shape", {(*wd)[2], (*wd)[3]});
+  spec.strides = r.Ints("strides");
+  spec.dilations = r.Ints("dilations");
+  spec.pads = r.Ints("pads");
+  spec.auto_pad = r.String("auto_pad", "NOTSET");
+  const int64_t group = r.Int("group", 1);
+  KILN_RETURN_IF_ERROR(r.status().WithContext(node.Where()));
+  if (spec.kernel != std::vector<int64_t>{(*wd)[2], (*wd)[3]}) {
+    return Status::Error(node.Where(), "kernel_shape ", DimsToString(spec.kernel),
+                         " does not match W ", DimsToString(*wd));
+  }
+  auto out = ref::ResolveWindow({(*x)[2], (*x)[3]}, &spec);
+  if (!out.ok()) return out.status().WithContext(node.Where());
+  if (group < 1 || group > std::max<int64_t>((*x)[1], 1) || (*x)[1] % group != 0 ||
+      (*wd)[1] * group != (*x)[1] ||
+      *y != std::vector<int64_t>{(*x)[0], (*wd)[0], (*out)[0], (*out)[1]}) {
+    return Status::Error(node.Where(), "X ", DimsToString(*x), ", W ", DimsToString(*wd),
+                         " and group ", group, " do not give the declared output ",
+                         DimsToString(*y));
+  }
+
+  conv::ConvParams p;
+  p.n = static_cast<size_t>((*x)[0]);
+  p.c = static_cast<size_t>((*x)[1]);
+  p.h = static_cast<size_t>((*x)[2]);
+  p.w = static_cast<size_t>((*x)[3]);
+  p.m = static_cast<size_t>((*wd)[0]);
+  p.kh = static_cast<size_t>((*wd)[2]);
+  p.kw = static_cast<size_t>((*wd)[3]);
+  p.stride_h = static_cast<size_t>(spec.strides[0]);
+  p.stride_w = static_cast<size_t>(spec.strides[1]);
+  p.dilation_h = static_cast<size_t>(spec.dilations[0]);
+  p.dilation_w = static_cast<size_t>(spec.dilations[1]);
+  p.pad_top = static_cast<size_t>(spec.pads[0]);
+  p.pad_left = static_cast<size_t>(spec.pads[1]);
+  p.pad_bottom = static_cast<size_t>(spec.pads[2]);
+  p.pad_right = static_cast<size_t>(spec.pads[3]);
+  p.groups = static_cast<size_t>(group);
+  // Empty tensors and sizes past the drivers' limits are legal ONNX: the reference runs them.
+  if (!conv::ValidateParams(p).ok()) return false;
+
+  conv::PrepareOptions options;
+  options.isa = ctx.isa();
+  KILN_ASSIGN_OR_RETURN(conv::PreparedConv prepared,
+                        conv::PrepareConv(p, w->data<float>(), options));
+
+  runtime::Step step;
+  step.kernel = "conv2d";
+  step.name = node.name;
+  step.op = fused ? StrCat("Conv+", r.String("activation", "")) : "Conv";
+  KILN_ASSIGN_OR_RETURN(int32_t x_id, ctx.ValueId(node.inputs[0]));
+  KILN_ASSIGN_OR_RETURN(int32_t y_id, ctx.ValueId(node.outputs[0]));
+  step.inputs = {x_id};
+  step.outputs = {y_id};
+  runtime::StepParams& sp = step.params;
+  sp.ints = {{"n", p.n},
+             {"c", p.c},
+             {"h", p.h},
+             {"w", p.w},
+             {"m", p.m},
+             {"kh", p.kh},
+             {"kw", p.kw},
+             {"stride_h", p.stride_h},
+             {"stride_w", p.stride_w},
+             {"pad_top", p.pad_top},
+             {"pad_left", p.pad_left},
+             {"pad_bottom", p.pad_bottom},
+             {"pad_right", p.pad_right},
+             {"dilation_h", p.dilation_h},
+             {"dilation_w", p.dilation_w},
+             {"groups", p.groups},
+             {"block", prepared.block()},
+             {"has_bias", b ? 1 : 0}};
+  sp.strings = {{"algorithm", conv::AlgorithmName(prepared.algorithm())},
+                {"isa", IsaName(prepared.isa())},
+                {"activation", gemm::ActivationName(ep.activation)}};
+  sp.floats = {{"clip_min", ep.clip_min}, {"clip_max", ep.clip_max}};
+
+  // Weights: every group's packed A back to back in one blob (all groups have the same size),
+  // or the one weight array of the direct and depthwise algorithms.
+  if (!prepared.packed().empty()) {
+    const gemm::PackedMatrix& first = prepared.packed().front();
+    sp.ints["panel"] = static_cast<int64_t>(first.panel_width());
+    sp.strings["packed_isa"] = IsaName(first.isa());
+    std::vector<std::byte> all;
+    all.reserve(first.size_bytes() * prepared.packed().size());
+    for (const gemm::PackedMatrix& pm : prepared.packed()) {
+      const auto* bytes = reinterpret_cast<const std::byte*>(pm.data());
+      all.insert(all.end(), bytes, bytes + pm.size_bytes());
+    }
+    step.blobs.push_back(ctx.AddBlob(all));
+  } else {
+    step.blobs.push_back(ctx.AddBlob(Bytes(prepared.weights(), prepared.weight_floats())));
+  }
+  if (b) step.blobs.push_back(ctx.AddBlob(Bytes(b->data<float>(), p.m)));
+  ctx.AddStep(std::move(step));
+  return true;
+}
+
+constexpr NativeLowering kConvLowerings[] = {LowerConv};
+
+}  // namespace
+
+std::span<const NativeLowering> ConvLowerings() { return kConvLowerings; }
 
 }  // namespace kiln::lower

@@ -1,8 +1,330 @@
+// The "conv2d" step kernel: a 2-D float convolution whose weights lower/native_conv.cc prepared.
+//
+// The PreparedConv is rebuilt as a view of the module's blobs (which may be an mmap of a .kiln
+// file), so loading copies no weights; every param and blob size is checked first, since a module
+// file may be hostile. When the prepared algorithm runs on NCHWc, Run reorders an NCHW input
+// into the workspace, convolves there and reorders the output back, except for a side that
+// lowering's layout plan (lower/layout.h) already keeps blocked: params "layout_in" /
+// "layout_out" = the block, and that value is [N, C/c, H, W, c], read or written in place.
+//
+// PreparedConv fixes the batch size, but nothing else depends on it: the kernel keeps a second
+// view prepared for one image and runs a batch of any other size an image at a time.
+#include "kernels/conv/conv.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+
+#include "kernels/conv/layout.h"
 #include "runtime/kernels/families.h"
 
 namespace kiln::runtime {
+namespace {
 
-// Placeholder until the family lands: no kernels, so every node goes to a reference partition.
-std::span<const KernelEntry> ConvKernels() { return {}; }
+constexpr size_t kFloatsPerLine = 16;  // workspace parts start on 64-byte lines
+
+size_t RoundUp(size_t floats) {
+  return (floats + kFloatsPerLine - 1) / kFloatsPerLine * kFloatsPerLine;
+}
+
+// The bytes of step.blobs[i], checked against the module (CreateKernel may see an unvalidated one).
+Expected<std::span<const std::byte>> StepBlob(const Step& step, const Module& module, size_t i) {
+  if (i >= step.blobs.size()) return Status::Error("blob ", i, " of the step is missing");
+  const int32_t id = step.blobs[i];
+  if (id < 0 || static_cast<size_t>(id) >= module.blobs.size()) {
+    return Status::Error("the step's blob ", id, " does not exist");
+  }
+  const Blob& b = module.blobs[static_cast<size_t>(id)];
+  if (!module.weights || b.offset > module.weights_size ||
+      b.size > module.weights_size - b.offset) {
+    return Status::Error("blob ", id, " lies outside the module's weights");
+  }
+  return module.BlobBytes(id);
+}
+
+// An int param in [lo, hi].
+Expected<size_t> SizeParam(const StepParams& params, const std::string& key, int64_t lo,
+                           int64_t hi) {
+  KILN_ASSIGN_OR_RETURN(int64_t v, params.Int(key));
+  if (v < lo || v > hi) {
+    return Status::Error("step parameter '", key, "' = ", v, " is outside [", lo, ", ", hi, "]");
+  }
+  return static_cast<size_t>(v);
+}
+
+// The epilogue's activation from the params (named by gemm::ActivationName).
+Status ReadActivation(const StepParams& params, gemm::Epilogue* ep) {
+  KILN_ASSIGN_OR_RETURN(std::string name, params.String("activation"));
+  bool found = false;
+  for (gemm::Activation a :
+       {gemm::Activation::kNone, gemm::Activation::kRelu, gemm::Activation::kClip,
+        gemm::Activation::kSilu, gemm::Activation::kHardSwish, gemm::Activation::kGelu}) {
+    if (name == gemm::ActivationName(a)) {
+      ep->activation = a;
+      found = true;
+    }
+  }
+  if (!found) return Status::Error("unknown activation '", name, "'");
+  ep->clip_min = static_cast<float>(params.FloatOr("clip_min", 0.0));
+  ep->clip_max = static_cast<float>(params.FloatOr("clip_max", 6.0));
+  if (ep->activation == gemm::Activation::kClip && !(ep->clip_min <= ep->clip_max)) {
+    return Status::Error("clip bounds [", ep->clip_min, ", ", ep->clip_max, "] are not ordered");
+  }
+  return Status::Ok();
+}
+
+Expected<conv::Algorithm> ReadAlgorithm(const StepParams& params) {
+  KILN_ASSIGN_OR_RETURN(std::string name, params.String("algorithm"));
+  for (conv::Algorithm a : {conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
+                            conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise}) {
+    if (name == conv::AlgorithmName(a)) return a;
+  }
+  return Status::Error("unknown conv algorithm '", name, "'");
+}
+
+class ConvKernel final : public StepKernel {
+ public:
+  ConvKernel(std::string name, conv::PreparedConv batch, conv::PreparedConv single,
+             gemm::Epilogue ep, bool in_blocked, bool out_blocked)
+      : name_(std::move(name)),
+        batch_(std::move(batch)),
+        single_(std::move(single)),
+        ep_(ep),
+        in_blocked_(in_blocked),
+        out_blocked_(out_blocked) {}
+
+  Status InferShapes(std::span<const Dims* const> inputs,
+                     std::vector<std::optional<Dims>>* outputs) const override {
+    KILN_RETURN_IF_ERROR(CheckInput(inputs));
+    const conv::ConvParams& p = batch_.params();
+    const auto m = static_cast<int64_t>(p.m), b = static_cast<int64_t>(batch_.block());
+    const auto oh = static_cast<int64_t>(p.out_h()), ow = static_cast<int64_t>(p.out_w());
+    outputs->assign(1, out_blocked_ ? Dims{(*inputs[0])[0], m / b, oh, ow, b}
+                                    : Dims{(*inputs[0])[0], m, oh, ow});
+    return Status::Ok();
+  }
+
+  size_t WorkspaceBytes(std::span<const Dims* const> inputs, size_t threads) const override {
+    if (!CheckInput(inputs).ok()) return 0;
+    return WorkspaceFloats(static_cast<size_t>((*inputs[0])[0]), threads) * sizeof(float);
+  }
+
+  Status Run(const StepArgs& args) const override {
+    if (args.inputs.size() != 1 || args.outputs.size() != 1 || !args.inputs[0] ||
+        !args.outputs[0]) {
+      return Status::Error("step '", name_, "' (conv2d) takes one input and one output");
+    }
+    const Tensor& x = *args.inputs[0];
+    Tensor& y = *args.outputs[0];
+    const Dims* in[] = {&x.dims()};
+    std::vector<std::optional<Dims>> out;
+    KILN_RETURN_IF_ERROR(InferShapes(in, &out));
+    if (x.dtype() != DType::kFloat32 || y.dtype() != DType::kFloat32 || y.dims() != *out[0]) {
+      return Status::Error("step '", name_, "' (conv2d): got X ", DescribeTensor(x), " and Y ",
+                           DescribeTensor(y), ", expected float32 and Y ", DimsToString(*out[0]));
+    }
+    const size_t n = static_cast<size_t>(x.dims()[0]), threads = ThreadCount(args.pool);
+    const size_t need = WorkspaceFloats(n, threads) * sizeof(float);
+    if (need > 0 && (!args.workspace || args.workspace_bytes < need)) {
+      return Status::Error("step '", name_, "' (conv2d) needs ", need, " workspace bytes for ",
+                           threads, " threads, got ", args.workspace_bytes);
+    }
+    if (n == 0) return Status::Ok();
+    // The whole batch at once when it is the compiled one, else one image at a time.
+    const bool whole = n == batch_.params().n;
+    const conv::PreparedConv& conv = whole ? batch_ : single_;
+    const size_t images = whole ? 1 : n;
+    const conv::ConvParams& p = conv.params();
+    const size_t x_step = p.n * p.c * p.h * p.w, y_step = p.n * p.m * p.out_h() * p.out_w();
+    for (size_t i = 0; i < images; ++i) {
+      Status s = RunOnce(conv, x.data<float>() + i * x_step, y.data<float>() + i * y_step,
+                         reinterpret_cast<float*>(args.workspace), args.pool);
+      if (!s.ok()) return s.WithContext(StrCat("step '", name_, "' (conv2d): "));
+    }
+    return Status::Ok();
+  }
+
+  std::string Describe() const override {
+    std::string algo = conv::AlgorithmName(batch_.algorithm());
+    if (batch_.block() > 1) algo += std::to_string(batch_.block());
+    const char* io = in_blocked_ ? (out_blocked_ ? " (blocked in/out)" : " (blocked in)")
+                                 : (out_blocked_ ? " (blocked out)" : "");
+    return StrCat("conv2d ", algo, " ", IsaName(batch_.isa()), io);
+  }
+
+ private:
+  Status CheckInput(std::span<const Dims* const> inputs) const {
+    const conv::ConvParams& p = batch_.params();
+    if (inputs.size() != 1 || !inputs[0]) {
+      return Status::Error("step '", name_, "' (conv2d) takes one input, X");
+    }
+    const Dims& x = *inputs[0];
+    const auto b = static_cast<int64_t>(batch_.block());
+    const Dims want = in_blocked_ ? Dims{x.empty() ? 0 : x[0], static_cast<int64_t>(p.c) / b,
+                                         static_cast<int64_t>(p.h), static_cast<int64_t>(p.w), b}
+                                  : Dims{x.empty() ? 0 : x[0], static_cast<int64_t>(p.c),
+                                         static_cast<int64_t>(p.h), static_cast<int64_t>(p.w)};
+    if (x != want || x[0] < 0) {
+      return Status::Error("step '", name_, "' (conv2d): input X is ", DimsToString(x),
+                           " but the step was compiled for ", DimsToString(want),
+                           " (any N); recompile the model for this shape");
+    }
+    // Keeps every offset of Run inside size_t (the per-image tensors are already bounded).
+    if (static_cast<uint64_t>(x[0]) > (uint64_t{1} << 24)) {
+      return Status::Error("step '", name_, "' (conv2d): batch ", x[0], " is too large");
+    }
+    return Status::Ok();
+  }
+
+  // Scratch for `n` images: the conv's own, then (NCHWc only) the reordered input and output.
+  size_t WorkspaceFloats(size_t n, size_t threads) const {
+    const bool whole = n == batch_.params().n;
+    const conv::PreparedConv& conv = whole ? batch_ : single_;
+    const conv::ConvParams& p = conv.params();
+    size_t floats = RoundUp(conv.WorkspaceSize(threads));
+    if (conv.block() > 1 && !in_blocked_)
+      floats += RoundUp(conv::NchwcSize(p.n, p.c, p.h, p.w, conv.block()));
+    if (conv.block() > 1 && !out_blocked_)
+      floats += RoundUp(conv::NchwcSize(p.n, p.m, p.out_h(), p.out_w(), conv.block()));
+    return floats;
+  }
+
+  Status RunOnce(const conv::PreparedConv& conv, const float* x, float* y, float* ws,
+                 ThreadPool* pool) const {
+    const conv::ConvParams& p = conv.params();
+    conv::RunOptions o;
+    o.epilogue = ep_;
+    o.pool = pool;
+    const size_t conv_ws = RoundUp(conv.WorkspaceSize(ThreadCount(pool)));
+    o.workspace = conv_ws > 0 ? ws : nullptr;
+    if (conv.block() == 1) return conv::Run(conv, x, y, o);
+    const size_t b = conv.block();
+    float* next = ws + conv_ws;
+    const float* xc = x;
+    float* yc = y;
+    if (!in_blocked_) {
+      float* part = next;
+      next += RoundUp(conv::NchwcSize(p.n, p.c, p.h, p.w, b));
+      conv::NchwToNchwc(p.n, p.c, p.h, p.w, b, x, part, pool);
+      xc = part;
+    }
+    if (!out_blocked_) yc = next;
+    KILN_RETURN_IF_ERROR(conv::Run(conv, xc, yc, o));
+    if (!out_blocked_) conv::NchwcToNchw(p.n, p.m, p.out_h(), p.out_w(), b, yc, y, pool);
+    return Status::Ok();
+  }
+
+  std::string name_;
+  conv::PreparedConv batch_;   // for the compiled batch size
+  conv::PreparedConv single_;  // the same weights for one image
+  gemm::Epilogue ep_;          // bias points into the module's weights
+  bool in_blocked_, out_blocked_;  // X / Y are NCHWc module values: no reorder in Run
+};
+
+Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module& module) {
+  const StepParams& sp = step.params;
+  constexpr int64_t kMax = int64_t{1} << 24;  // conv::ValidateParams' bound
+  conv::PreparedConvParts parts;
+  conv::ConvParams& p = parts.params;
+  struct Field {
+    const char* key;
+    size_t* dst;
+    int64_t lo;
+  };
+  const Field fields[] = {{"n", &p.n, 1},
+                          {"c", &p.c, 1},
+                          {"h", &p.h, 1},
+                          {"w", &p.w, 1},
+                          {"m", &p.m, 1},
+                          {"kh", &p.kh, 1},
+                          {"kw", &p.kw, 1},
+                          {"stride_h", &p.stride_h, 1},
+                          {"stride_w", &p.stride_w, 1},
+                          {"pad_top", &p.pad_top, 0},
+                          {"pad_left", &p.pad_left, 0},
+                          {"pad_bottom", &p.pad_bottom, 0},
+                          {"pad_right", &p.pad_right, 0},
+                          {"dilation_h", &p.dilation_h, 1},
+                          {"dilation_w", &p.dilation_w, 1},
+                          {"groups", &p.groups, 1},
+                          {"block", &parts.block, 1}};
+  for (const Field& f : fields) {
+    KILN_ASSIGN_OR_RETURN(*f.dst, SizeParam(sp, f.key, f.lo, kMax));
+  }
+  KILN_RETURN_IF_ERROR(conv::ValidateParams(p));
+  KILN_ASSIGN_OR_RETURN(parts.algorithm, ReadAlgorithm(sp));
+  KILN_ASSIGN_OR_RETURN(std::string isa_name, sp.String("isa"));
+  KILN_ASSIGN_OR_RETURN(parts.isa, ParseIsa(isa_name));
+  KILN_ASSIGN_OR_RETURN(size_t has_bias, SizeParam(sp, "has_bias", 0, 1));
+  if (step.blobs.size() != 1 + has_bias || step.inputs.size() != 1 || step.outputs.size() != 1) {
+    return Status::Error("conv2d takes one input, one output and ", 1 + has_bias,
+                         " blobs (weights, bias); the step has ", step.inputs.size(), ", ",
+                         step.outputs.size(), " and ", step.blobs.size());
+  }
+  gemm::Epilogue ep;
+  KILN_RETURN_IF_ERROR(ReadActivation(sp, &ep));
+  // A blocked side holds whole blocks only (no padded channels) of the conv's own block.
+  const int64_t layout_in = sp.IntOr("layout_in", 0), layout_out = sp.IntOr("layout_out", 0);
+  const auto block = static_cast<int64_t>(parts.block);
+  for (auto [key, v, ch] : {std::tuple{"layout_in", layout_in, p.c},
+                            std::tuple{"layout_out", layout_out, p.m}}) {
+    if (v != 0 && (block < 2 || v != block || ch % parts.block != 0)) {
+      return Status::Error("step parameter '", key, "' = ", v, " does not fit block ", block,
+                           " and ", ch, " channels");
+    }
+  }
+
+  KILN_ASSIGN_OR_RETURN(std::span<const std::byte> w, StepBlob(step, module, 0));
+  const std::shared_ptr<const void>& owner = module.weights_owner;
+  if (parts.algorithm == conv::Algorithm::kGemm1x1 ||
+      parts.algorithm == conv::Algorithm::kIm2colGemm) {
+    // One packed A per group, back to back, all the same size.
+    KILN_ASSIGN_OR_RETURN(size_t panel, SizeParam(sp, "panel", 1, 64));
+    KILN_ASSIGN_OR_RETURN(std::string packed_isa_name, sp.String("packed_isa"));
+    KILN_ASSIGN_OR_RETURN(IsaLevel packed_isa, ParseIsa(packed_isa_name));
+    if (w.size() % p.groups != 0) {
+      return Status::Error("the weight blob's ", w.size(), " bytes do not split into ", p.groups,
+                           " groups");
+    }
+    const size_t group_bytes = w.size() / p.groups;
+    const size_t mg = p.m / p.groups, k = p.c / p.groups * p.kh * p.kw;
+    for (size_t g = 0; g < p.groups; ++g) {
+      const auto* data = reinterpret_cast<const float*>(w.data() + g * group_bytes);
+      auto view =
+          gemm::PackedMatrix::View(true, mg, k, panel, packed_isa, data, group_bytes, owner);
+      if (!view.ok()) return view.status().WithContext(StrCat("group ", g, ": "));
+      parts.packed.push_back(std::move(view).value());
+    }
+  } else {
+    if (w.size() % sizeof(float) != 0) {
+      return Status::Error("the weight blob's ", w.size(), " bytes are not whole floats");
+    }
+    parts.weights = reinterpret_cast<const float*>(w.data());
+    parts.weight_floats = w.size() / sizeof(float);
+  }
+  if (has_bias) {
+    KILN_ASSIGN_OR_RETURN(std::span<const std::byte> b, StepBlob(step, module, 1));
+    if (b.size() != p.m * sizeof(float) ||
+        reinterpret_cast<uintptr_t>(b.data()) % alignof(float) != 0) {
+      return Status::Error("the bias blob has ", b.size(), " bytes; ", p.m,
+                           " output channels need ", p.m * sizeof(float));
+    }
+    ep.bias_kind = gemm::BiasKind::kPerRow;
+    ep.bias = reinterpret_cast<const float*>(b.data());
+  }
+  conv::PreparedConvParts one = parts;
+  one.params.n = 1;
+  KILN_ASSIGN_OR_RETURN(conv::PreparedConv batch, conv::ViewPreparedConv(std::move(parts), owner));
+  KILN_ASSIGN_OR_RETURN(conv::PreparedConv single, conv::ViewPreparedConv(std::move(one), owner));
+  return std::unique_ptr<StepKernel>(
+      new ConvKernel(step.name, std::move(batch), std::move(single), ep, layout_in != 0,
+                     layout_out != 0));
+}
+
+constexpr KernelEntry kConvKernels[] = {{"conv2d", CreateConv}};
+
+}  // namespace
+
+std::span<const KernelEntry> ConvKernels() { return kConvKernels; }
 
 }  // namespace kiln::runtime
