@@ -7,6 +7,7 @@
 #include "passes/fold_shape_computation.h"
 #include "passes/fuse_conv_activation.h"
 #include "passes/fuse_elementwise.h"
+#include "passes/infer_shapes.h"
 #include "passes/recognize_activations.h"
 #include "passes/simplify_algebra.h"
 
@@ -29,6 +30,7 @@ constexpr PassEntry kPasses[] = {
     {"recognize_activations", CreateRecognizeActivationsPass},
     {"fuse_conv_activation", CreateFuseConvActivationPass},
     {"fuse_elementwise", CreateFuseElementwisePass},
+    {"infer_shapes", CreateInferShapesPass},
 };
 
 void AddSimplification(std::vector<std::unique_ptr<Pass>>& p) {
@@ -38,6 +40,14 @@ void AddSimplification(std::vector<std::unique_ptr<Pass>>& p) {
   p.push_back(CreateFoldShapeComputationPass());
   // After fold_shape_computation: folds Gather/Unsqueeze/Concat chains on the new constants.
   p.push_back(CreateFoldConstantsPass());
+  // After fold_constants: Reshape/Expand targets are constants now, so their outputs (and
+  // everything after them) get static dims, which simplify_algebra and lowering need.
+  p.push_back(CreateInferShapesPass());
+  // A second round on the dims inference just made static: Shape -> Gather -> Slice bounds
+  // chains that read a Reshape's output (ShuffleNet's channel split) fold only now.
+  p.push_back(CreateFoldShapeComputationPass());
+  p.push_back(CreateFoldConstantsPass());
+  p.push_back(CreateInferShapesPass());
   // Again after folding: Reshape targets are constant now, so same-shape Reshapes go.
   p.push_back(CreateSimplifyAlgebraPass());
   // After folding and simplification: equal constants and rewired inputs expose more matches.
@@ -69,7 +79,10 @@ std::vector<std::unique_ptr<Pass>> BuildPipeline(int opt_level) {
   // After the folding and fusions: the old weights, BatchNormalization parameters and GELU
   // constants are unread.
   p.push_back(CreateDeadCodeEliminationPass());
-  // Later: layout (blocked NCHWc), then kernel choice during lowering.
+  // Last: the fused nodes' outputs get their dims from the fused ops' own inference, so every
+  // value lowering sees is as static as the model allows.
+  p.push_back(CreateInferShapesPass());
+  // Then lowering: kernel choice, layout (blocked NCHWc), prepacking, memory plan.
   return p;
 }
 
