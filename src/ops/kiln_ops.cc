@@ -43,9 +43,21 @@ struct StepDef {
 };
 
 constexpr std::array<StepDef, 16> kSteps = {{
-    {"Relu", 0},      {"Sigmoid", 0}, {"Tanh", 0},      {"Exp", 0},         {"Neg", 0},
-    {"Abs", 0},       {"Sqrt", 0},    {"Erf", 0},       {"LeakyRelu", 1},   {"HardSigmoid", 2},
-    {"Clip", 2},      {"Silu", 0},    {"HardSwish", 0}, {"Gelu", 0},        {"MulScalar", 1},
+    {"Relu", 0},
+    {"Sigmoid", 0},
+    {"Tanh", 0},
+    {"Exp", 0},
+    {"Neg", 0},
+    {"Abs", 0},
+    {"Sqrt", 0},
+    {"Erf", 0},
+    {"LeakyRelu", 1},
+    {"HardSigmoid", 2},
+    {"Clip", 2},
+    {"Silu", 0},
+    {"HardSwish", 0},
+    {"Gelu", 0},
+    {"MulScalar", 1},
     {"AddScalar", 1},
 }};
 
@@ -155,9 +167,8 @@ Expected<Step> ReadActivation(const ir::Node& node) {
                          ActivationNames(), ")");
   const size_t want = s.name == "Clip" ? 2 : 0;
   if (params.size() != want)
-    return Status::Error(node.Where(), "activation ", act, " takes ", want,
-                         " activation_params (", want ? "[min, max]" : "none", "), got ",
-                         params.size());
+    return Status::Error(node.Where(), "activation ", act, " takes ", want, " activation_params (",
+                         want ? "[min, max]" : "none", "), got ", params.size());
   if (want) s.p0 = params[0], s.p1 = params[1];
   return s;
 }

@@ -14,8 +14,7 @@ bool Is(const ir::Node* n, const char* op) {
 }
 
 bool IsKiln(const ir::Node* n, const char* op) {
-  return n && n->domain == "kiln" && n->op_type == op && n->outputs.size() == 1 &&
-         n->has_output(0);
+  return n && n->domain == "kiln" && n->op_type == op && n->outputs.size() == 1 && n->has_output(0);
 }
 
 bool IsFloat32(const ir::Value* v) { return v && v->type.dtype == DType::kFloat32; }

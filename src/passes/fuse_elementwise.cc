@@ -65,8 +65,8 @@ std::optional<Step> StepOf(const ir::Node& n) {
   ir::AttrReader r(n);
   std::optional<Step> s;
   if (n.domain.empty() && n.inputs.size() == 1) {
-    for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Sqrt", "Erf",
-                           "HardSwish"})
+    for (const char* op :
+         {"Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Sqrt", "Erf", "HardSwish"})
       if (n.op_type == op) s = Step{op, {}, x};
     if (n.op_type == "LeakyRelu") s = Step{"LeakyRelu", {r.Float("alpha", 0.01f)}, x};
     if (n.op_type == "HardSigmoid")

@@ -29,9 +29,7 @@ struct Matcher {
     auto it = users.find(v);
     return it != users.end() && it->second.size() == 1 ? it->second[0] : nullptr;
   }
-  bool Private(const ir::Value* v, const ir::Node* reader) const {
-    return OnlyReader(v) == reader;
-  }
+  bool Private(const ir::Value* v, const ir::Node* reader) const { return OnlyReader(v) == reader; }
 };
 
 bool IsFloatValue(const ir::Value* v) { return v && IsFloat(v->type.dtype); }

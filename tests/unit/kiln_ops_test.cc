@@ -87,26 +87,26 @@ const char* kConvHeader = R"(graph main (opsets ai.onnx=20 kiln=1)
 
 // Conv with strides, pads, dilations and a bias, then each activation, against FusedConv.
 TEST(KilnOps, FusedConvEqualsConvThenActivation) {
-  const std::string conv_attrs = "dilations=[1,2], kernel_shape=[3,3], pads=[1,2,1,0], strides=[2,1]";
+  const std::string conv_attrs =
+      "dilations=[1,2], kernel_shape=[3,3], pads=[1,2,1,0], strides=[2,1]";
   struct Case {
     std::string activation, params, unfused;
   } cases[] = {
       {"Relu", "", "%y = Relu(%c) : float32[1,4,3,3]"},
-      {"Clip", ", activation_params=[-0.5,1.5]",
-       "%y = Clip(%c, %lo, %hi) : float32[1,4,3,3]"},
+      {"Clip", ", activation_params=[-0.5,1.5]", "%y = Clip(%c, %lo, %hi) : float32[1,4,3,3]"},
       {"Silu", "", "%s = Sigmoid(%c) : float32[1,4,3,3]\n  %y = Mul(%c, %s) : float32[1,4,3,3]"},
       {"HardSwish", "", "%y = HardSwish(%c) : float32[1,4,3,3]"},
       {"Gelu", "", "%y = Gelu(%c) : float32[1,4,3,3]"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.activation);
-    const std::string fused = StrCat(kConvHeader, "  %y = FusedConv@kiln(%x, %w, %b) {",
-                                     conv_attrs, ", activation=\"", c.activation, "\"", c.params,
+    const std::string fused = StrCat(kConvHeader, "  %y = FusedConv@kiln(%x, %w, %b) {", conv_attrs,
+                                     ", activation=\"", c.activation, "\"", c.params,
                                      "} : float32[1,4,3,3]\n  output %y: float32[1,4,3,3]\n");
-    const std::string unfused = StrCat(
-        kConvHeader, "  const  %lo: float32[] = [-0.5]\n  const  %hi: float32[] = [1.5]\n",
-        "  %c = Conv(%x, %w, %b) {", conv_attrs, "} : float32[1,4,3,3]\n  ", c.unfused,
-        "\n  output %y: float32[1,4,3,3]\n");
+    const std::string unfused =
+        StrCat(kConvHeader, "  const  %lo: float32[] = [-0.5]\n  const  %hi: float32[] = [1.5]\n",
+               "  %c = Conv(%x, %w, %b) {", conv_attrs, "} : float32[1,4,3,3]\n  ", c.unfused,
+               "\n  output %y: float32[1,4,3,3]\n");
     ExpectSameOutputs(fused, unfused);
   }
 }
@@ -143,11 +143,11 @@ TEST(KilnOps, FusedGemmEqualsGemmThenActivation) {
     std::string tail = StrCat("%y = ", act, "(%g) : float32[3,4]");
     if (name == "Clip") tail = "%y = Clip(%g, %lo, %hi) : float32[3,4]";
     if (name == "Silu") tail = "%s = Sigmoid(%g) : float32[3,4]\n  %y = Mul(%s, %g) : float32[3,4]";
-    ExpectSameOutputs(StrCat(header, "  %y = FusedGemm@kiln(%a, %b, %c) {activation=\"", act,
-                             "\"", params, ", ", attrs, "} : float32[3,4]\n",
-                             "  output %y: float32[3,4]\n"),
-                      StrCat(header, "  %g = Gemm(%a, %b, %c) {", attrs, "} : float32[3,4]\n  ",
-                             tail, "\n  output %y: float32[3,4]\n"));
+    ExpectSameOutputs(
+        StrCat(header, "  %y = FusedGemm@kiln(%a, %b, %c) {activation=\"", act, "\"", params, ", ",
+               attrs, "} : float32[3,4]\n", "  output %y: float32[3,4]\n"),
+        StrCat(header, "  %g = Gemm(%a, %b, %c) {", attrs, "} : float32[3,4]\n  ", tail,
+               "\n  output %y: float32[3,4]\n"));
   }
 }
 
@@ -234,7 +234,9 @@ TEST(KilnOps, FusedElementwiseEqualsTheChainForEveryStep) {
 }
 
 TEST(KilnOps, InfersTheShapesOfTheBaseOps) {
-  auto g = Parse(StrCat(kConvHeader, R"(  %y = FusedConv@kiln(%x, %w, %b) {activation="Relu", pads=[1,1,1,1]} : float32[*]
+  auto g = Parse(
+      StrCat(kConvHeader,
+             R"(  %y = FusedConv@kiln(%x, %w, %b) {activation="Relu", pads=[1,1,1,1]} : float32[*]
   output %y: float32[*]
 )"));
   ASSERT_TRUE(g);
