@@ -14,7 +14,9 @@ namespace kiln::passes {
 
 inline constexpr int kMaxOptLevel = 2;
 
-// -O0: nothing (reference kernels only); -O1: simplification; -O2: -O1 plus folding into Conv/Gemm.
+// -O0: nothing (reference kernels only); -O1: simplification and shape inference; -O2: -O1
+// plus folding into Conv/Gemm, activation recognition and fusion (lowering then picks native
+// kernels).
 std::vector<std::unique_ptr<Pass>> BuildPipeline(int opt_level);
 Expected<std::unique_ptr<Pass>> CreatePassByName(std::string_view name);
 std::vector<std::string> PassNames();
