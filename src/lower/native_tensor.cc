@@ -63,10 +63,20 @@ Expected<bool> LowerReshapeFamily(const ir::Node& node, LowerContext& ctx) {
     p.ints["rank"] = rank;
   } else if (op == "Squeeze" || op == "Unsqueeze") {
     if (!Simple(node, true) || node.inputs.size() > 2) return false;
-    const auto axes = AxesOf(node);
+    auto axes = AxesOf(node);
     if (!axes) return false;
     const size_t rank = *RankOf(node.inputs[0]);
     const bool squeeze = op == "Squeeze";
+    if (squeeze && axes->empty()) {
+      // "Every unit dim" must not depend on a symbolic dim that a run may bind to 1: the rank
+      // would change under the steps planned for it. Resolve it now, from static dims only.
+      const ir::ValueType& xt = node.inputs[0]->type;
+      if (!xt.has_static_shape()) return false;
+      const std::vector<int64_t> dims = xt.static_dims();
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (dims[i] == 1) axes->push_back(static_cast<int64_t>(i));
+      if (axes->empty()) return false;  // nothing to squeeze: the kernel's empty list means all
+    }
     if (!squeeze && axes->empty()) return false;
     const size_t out_rank = squeeze ? rank : rank + axes->size();
     if (out_rank > 16) return false;

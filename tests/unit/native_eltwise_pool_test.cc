@@ -423,7 +423,11 @@ TEST(NativeTensor, ReshapeFamily) {
     Check(Movement(x, "Unsqueeze(%x, %s)", shape("[0,-1]", 2)));
     Check(Movement(x, "Unsqueeze(%x, %s)", shape("[2,4]", 2)));
   }
-  // A shape computed at run time stays with the reference.
+  // Squeeze of every unit dim when a dim is symbolic (a run may bind it to 1) stays with the
+  // reference; so does a shape computed at run time.
+  Check("graph main (opsets ai.onnx=13)\n  input  %x: float32[N,1,3]\n"
+        "  %y = Squeeze(%x) : float32[*]  # n\n  output %y: float32[*]\n",
+        0);
   Check(
       "graph main (opsets ai.onnx=13)\n  input  %x: float32[6]\n  input  %s: int64[2]\n"
       "  %y = Reshape(%x, %s) : float32[*]  # n\n  output %y: float32[*]\n",
