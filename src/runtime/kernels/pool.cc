@@ -374,13 +374,18 @@ class ReduceKernel final : public StepKernel {
       if (g < groups && !red[g]) outer = size[g++];
       if (g < groups && red[g]) reduced = size[g++];
       if (g < groups) inner = size[g++];
+      const ukernels::F32ReduceFn gavg = pool::SelectPoolUkernel(ActiveIsa()).gavgpool;
       ParallelFor(pool, outer, [&](size_t o) {
         const float* xs = xp + o * reduced * inner;
         float* ys = yp + o * inner;
         if (inner == 1) {
-          double acc = 0;
-          for (size_t r = 0; r < reduced; ++r) acc += xs[r];
-          ys[0] = static_cast<float>(acc) * scale;
+          // Contiguous runs (ReduceMean over H, W in SE blocks): the global-pool microkernel.
+          if (reduced == 0) {
+            ys[0] = 0.0f * scale;  // sum 0; mean NaN (0 / 0), as numpy
+          } else {
+            const float m = gavg(reduced, xs);  // the mean of the run
+            ys[0] = mean_ ? m : m * static_cast<float>(reduced);
+          }
           return;
         }
         std::fill(ys, ys + inner, 0.0f);
