@@ -7,6 +7,7 @@
 // enough of them, else the GEMM splits each block over the pool.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "kernels/conv/drivers.h"
 
@@ -121,19 +122,21 @@ Status RunIm2colGemm(const PreparedConv& conv, const float* x, float* y, const R
     for (size_t i = 0; i < items; ++i) KILN_RETURN_IF_ERROR(run_item(i, workspace, o.pool));
     return Status::Ok();
   }
-  std::vector<Status> status(threads);
+  // The first error, if any; kept without a per-thread vector so a run allocates nothing.
+  std::mutex mu;
+  Status first;
   ParallelFor(o.pool, threads, [&](size_t t) {
     float* col = workspace + t * k * nb;
     for (size_t i = items * t / threads; i < items * (t + 1) / threads; ++i) {
       Status s = run_item(i, col, nullptr);
       if (!s.ok()) {
-        status[t] = s;
+        std::lock_guard<std::mutex> lock(mu);
+        if (first.ok()) first = s;
         return;
       }
     }
   });
-  for (Status& s : status) KILN_RETURN_IF_ERROR(s);
-  return Status::Ok();
+  return first;
 }
 
 }  // namespace kiln::conv

@@ -12,6 +12,7 @@
 #include "kernels/conv/conv.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <tuple>
 
@@ -96,11 +97,7 @@ class ConvKernel final : public StepKernel {
   Status InferShapes(std::span<const Dims* const> inputs,
                      std::vector<std::optional<Dims>>* outputs) const override {
     KILN_RETURN_IF_ERROR(CheckInput(inputs));
-    const conv::ConvParams& p = batch_.params();
-    const auto m = static_cast<int64_t>(p.m), b = static_cast<int64_t>(batch_.block());
-    const auto oh = static_cast<int64_t>(p.out_h()), ow = static_cast<int64_t>(p.out_w());
-    outputs->assign(1, out_blocked_ ? Dims{(*inputs[0])[0], m / b, oh, ow, b}
-                                    : Dims{(*inputs[0])[0], m, oh, ow});
+    outputs->assign(1, OutputDims((*inputs[0])[0]));
     return Status::Ok();
   }
 
@@ -116,12 +113,14 @@ class ConvKernel final : public StepKernel {
     }
     const Tensor& x = *args.inputs[0];
     Tensor& y = *args.outputs[0];
+    // Checked without building dims: a run at a planned shape must not allocate.
     const Dims* in[] = {&x.dims()};
-    std::vector<std::optional<Dims>> out;
-    KILN_RETURN_IF_ERROR(InferShapes(in, &out));
-    if (x.dtype() != DType::kFloat32 || y.dtype() != DType::kFloat32 || y.dims() != *out[0]) {
+    KILN_RETURN_IF_ERROR(CheckInput(in));
+    if (x.dtype() != DType::kFloat32 || y.dtype() != DType::kFloat32 ||
+        !OutputIs(y.dims(), x.dims()[0])) {
       return Status::Error("step '", name_, "' (conv2d): got X ", DescribeTensor(x), " and Y ",
-                           DescribeTensor(y), ", expected float32 and Y ", DimsToString(*out[0]));
+                           DescribeTensor(y), ", expected float32 and Y ",
+                           DimsToString(OutputDims(x.dims()[0])));
     }
     const size_t n = static_cast<size_t>(x.dims()[0]), threads = ThreadCount(args.pool);
     const size_t need = WorkspaceFloats(n, threads) * sizeof(float);
@@ -160,11 +159,13 @@ class ConvKernel final : public StepKernel {
     }
     const Dims& x = *inputs[0];
     const auto b = static_cast<int64_t>(batch_.block());
-    const Dims want = in_blocked_ ? Dims{x.empty() ? 0 : x[0], static_cast<int64_t>(p.c) / b,
-                                         static_cast<int64_t>(p.h), static_cast<int64_t>(p.w), b}
-                                  : Dims{x.empty() ? 0 : x[0], static_cast<int64_t>(p.c),
-                                         static_cast<int64_t>(p.h), static_cast<int64_t>(p.w)};
-    if (x != want || x[0] < 0) {
+    const auto c = static_cast<int64_t>(p.c), h = static_cast<int64_t>(p.h),
+               w = static_cast<int64_t>(p.w);
+    const bool fits =
+        in_blocked_ ? x.size() == 5 && x[1] == c / b && x[4] == b : x.size() == 4 && x[1] == c;
+    if (!fits || x[0] < 0 || x[2] != h || x[3] != w) {
+      const Dims want = in_blocked_ ? Dims{x.empty() ? 0 : x[0], c / b, h, w, b}
+                                    : Dims{x.empty() ? 0 : x[0], c, h, w};
       return Status::Error("step '", name_, "' (conv2d): input X is ", DimsToString(x),
                            " but the step was compiled for ", DimsToString(want),
                            " (any N); recompile the model for this shape");
@@ -174,6 +175,26 @@ class ConvKernel final : public StepKernel {
       return Status::Error("step '", name_, "' (conv2d): batch ", x[0], " is too large");
     }
     return Status::Ok();
+  }
+
+  // Y's dims for a batch of n, in a fixed array so that Run can check them without allocating.
+  std::span<const int64_t> OutputShape(int64_t n, std::array<int64_t, 5>* d) const {
+    const conv::ConvParams& p = batch_.params();
+    const auto m = static_cast<int64_t>(p.m), b = static_cast<int64_t>(batch_.block());
+    const auto oh = static_cast<int64_t>(p.out_h()), ow = static_cast<int64_t>(p.out_w());
+    *d = out_blocked_ ? std::array<int64_t, 5>{n, m / b, oh, ow, b}
+                      : std::array<int64_t, 5>{n, m, oh, ow, 0};
+    return {d->data(), out_blocked_ ? 5u : 4u};
+  }
+  Dims OutputDims(int64_t n) const {
+    std::array<int64_t, 5> d;
+    const auto shape = OutputShape(n, &d);
+    return Dims(shape.begin(), shape.end());
+  }
+  bool OutputIs(const Dims& y, int64_t n) const {
+    std::array<int64_t, 5> d;
+    const auto shape = OutputShape(n, &d);
+    return std::equal(y.begin(), y.end(), shape.begin(), shape.end());
   }
 
   // Scratch for `n` images: the conv's own, then (NCHWc only) the reordered input and output.
@@ -215,9 +236,9 @@ class ConvKernel final : public StepKernel {
   }
 
   std::string name_;
-  conv::PreparedConv batch_;   // for the compiled batch size
-  conv::PreparedConv single_;  // the same weights for one image
-  gemm::Epilogue ep_;          // bias points into the module's weights
+  conv::PreparedConv batch_;       // for the compiled batch size
+  conv::PreparedConv single_;      // the same weights for one image
+  gemm::Epilogue ep_;              // bias points into the module's weights
   bool in_blocked_, out_blocked_;  // X / Y are NCHWc module values: no reorder in Run
 };
 
@@ -266,8 +287,8 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
   // A blocked side holds whole blocks only (no padded channels) of the conv's own block.
   const int64_t layout_in = sp.IntOr("layout_in", 0), layout_out = sp.IntOr("layout_out", 0);
   const auto block = static_cast<int64_t>(parts.block);
-  for (auto [key, v, ch] : {std::tuple{"layout_in", layout_in, p.c},
-                            std::tuple{"layout_out", layout_out, p.m}}) {
+  for (auto [key, v, ch] :
+       {std::tuple{"layout_in", layout_in, p.c}, std::tuple{"layout_out", layout_out, p.m}}) {
     if (v != 0 && (block < 2 || v != block || ch % parts.block != 0)) {
       return Status::Error("step parameter '", key, "' = ", v, " does not fit block ", block,
                            " and ", ch, " channels");
@@ -316,9 +337,8 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
   one.params.n = 1;
   KILN_ASSIGN_OR_RETURN(conv::PreparedConv batch, conv::ViewPreparedConv(std::move(parts), owner));
   KILN_ASSIGN_OR_RETURN(conv::PreparedConv single, conv::ViewPreparedConv(std::move(one), owner));
-  return std::unique_ptr<StepKernel>(
-      new ConvKernel(step.name, std::move(batch), std::move(single), ep, layout_in != 0,
-                     layout_out != 0));
+  return std::unique_ptr<StepKernel>(new ConvKernel(step.name, std::move(batch), std::move(single),
+                                                    ep, layout_in != 0, layout_out != 0));
 }
 
 constexpr KernelEntry kConvKernels[] = {{"conv2d", CreateConv}};

@@ -7,6 +7,7 @@
 // with transA. Nothing but K ties the step to a shape, so any M runs.
 #include "kernels/gemm/gemm.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/gemm/ukernel_table.h"
@@ -94,23 +95,32 @@ class GemmKernel final : public StepKernel {
     }
     const Tensor& a = *args.inputs[0];
     Tensor& y = *args.outputs[0];
-    const Dims* in[] = {&a.dims()};
-    std::vector<std::optional<Dims>> out;
-    KILN_RETURN_IF_ERROR(InferShapes(in, &out));
-    if (a.dtype() != DType::kFloat32 || y.dtype() != DType::kFloat32 || y.dims() != *out[0]) {
+    // Checked without building dims (a run at a planned shape must not allocate); InferShapes
+    // builds the message when something is wrong.
+    const Dims& ad = a.dims();
+    const int64_t k = static_cast<int64_t>(b_.rows()), n = static_cast<int64_t>(b_.cols());
+    const Dims& yd = y.dims();
+    const bool fits =
+        trans_a_ ? ad.size() == 2 && ad[0] == k && yd.size() == 2 && yd[0] == ad[1] && yd[1] == n
+                 : ad.size() >= 2 && ad.back() == k && yd.size() == ad.size() &&
+                       std::equal(ad.begin(), ad.end() - 1, yd.begin()) && yd.back() == n;
+    if (!fits || a.dtype() != DType::kFloat32 || y.dtype() != DType::kFloat32) {
+      const Dims* in[] = {&ad};
+      std::vector<std::optional<Dims>> out;
+      KILN_RETURN_IF_ERROR(InferShapes(in, &out));
       return Status::Error("step '", name_, "' (gemm): got A ", DescribeTensor(a), " and Y ",
                            DescribeTensor(y), ", expected float32 and Y ", DimsToString(*out[0]));
     }
-    const size_t k = b_.rows();
-    const size_t m =
-        trans_a_ ? static_cast<size_t>(a.dims()[1]) : static_cast<size_t>(a.numel()) / k;
+    const size_t m = trans_a_ ? static_cast<size_t>(ad[1])
+                              : static_cast<size_t>(a.numel()) / static_cast<size_t>(k);
     gemm::Options o;
     o.trans_a = trans_a_;
     o.epilogue = ep_;
     o.pool = args.pool;
-    Status s =
-        gemm::SgemmPackedB(m, a.data<float>(), trans_a_ ? m : k, b_, y.data<float>(), b_.cols(), o);
-    return s.WithContext(StrCat("step '", name_, "' (gemm): "));
+    Status s = gemm::SgemmPackedB(m, a.data<float>(), trans_a_ ? m : b_.rows(), b_, y.data<float>(),
+                                  b_.cols(), o);
+    if (!s.ok()) return s.WithContext(StrCat("step '", name_, "' (gemm): "));
+    return Status::Ok();
   }
 
   std::string Describe() const override {
