@@ -21,8 +21,11 @@ struct Buffer {
 
 // The placed buffers, indexed by lifetime so that finding a buffer's place visits only the
 // buffers alive with it: in a network most buffers are dead at any one step, and walking all
-// of them in offset order (with the sorted inserts that order needs) made 5,000 requests cost
-// about 14 ms of CPU; this way they cost about 1 ms.
+// of them in offset order (with the sorted inserts that order needs) is what cost the time.
+// 5,000 network-like requests (lifetimes of 0-3 steps, one in ten up to 200): 14.3 ms of CPU
+// with the plain scan, 4.7 ms with the index (shared 2-core AMD EPYC build machine under load).
+// When most placed buffers are alive together (random lifetimes across the whole run) the
+// search falls back to the scan and costs about 1.3x the plain scan.
 //
 // Alive with b = alive at b's first step (a stabbing query on a segment tree over step ranks)
 // + born during (b.first, b.last] (a range of buffers sorted by first step). The two are
@@ -112,13 +115,18 @@ class Placed {
   // the indexed path, keeping it sorted on every insert would cost more than the searches.
   size_t LowestFitLinear(const Buffer& b) {
     const auto by_offset = [](const Entry& x, const Entry& y) { return x.offset < y.offset; };
-    if (!pending_.empty()) {
+    if (pending_.size() * 16 < by_offset_.size()) {
+      // A few since the last linear search (the common case when most searches come here):
+      // moving the tail once per entry beats a merge, which copies everything.
+      for (const Entry& e : pending_)
+        by_offset_.insert(std::upper_bound(by_offset_.begin(), by_offset_.end(), e, by_offset), e);
+    } else if (!pending_.empty()) {
       std::sort(pending_.begin(), pending_.end(), by_offset);
       const size_t mid = by_offset_.size();
       by_offset_.insert(by_offset_.end(), pending_.begin(), pending_.end());
       std::inplace_merge(by_offset_.begin(), by_offset_.begin() + mid, by_offset_.end(), by_offset);
-      pending_.clear();
     }
+    pending_.clear();
     size_t candidate = 0;
     for (const Entry& e : by_offset_) {
       if (e.first > b.last || e.last < b.first) continue;
