@@ -13,6 +13,25 @@ ValueType ValueType::Of(DType t, const std::vector<int64_t>& dims) {
   return vt;
 }
 
+ValueType ValueType::Sequence(ValueType elem) {
+  ValueType vt;
+  vt.dtype = DType::kSequence;
+  vt.elem = std::make_shared<const ValueType>(std::move(elem));
+  return vt;
+}
+
+ValueType ValueType::Optional(ValueType elem) {
+  ValueType vt;
+  vt.dtype = DType::kOptional;
+  vt.elem = std::make_shared<const ValueType>(std::move(elem));
+  return vt;
+}
+
+const ValueType& ValueType::item() const {
+  static const ValueType kUnknown;
+  return elem ? *elem : kUnknown;
+}
+
 bool ValueType::has_static_shape() const {
   if (!shape) return false;
   for (const Dim& d : *shape)
@@ -28,6 +47,7 @@ std::vector<int64_t> ValueType::static_dims() const {
 }
 
 std::string ValueType::ToString() const {
+  if (is_container()) return StrCat(DTypeName(dtype), '(', item().ToString(), ')');
   std::ostringstream os;
   os << DTypeName(dtype);
   if (!shape) {

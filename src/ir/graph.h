@@ -27,14 +27,23 @@ struct Dim {
 };
 
 // Element type and shape; shape == nullopt means the rank itself is unknown.
+// A sequence or optional value has dtype kSequence / kOptional, no shape, and `elem`: the type
+// of its items (null when the model does not say).
 struct ValueType {
   DType dtype = DType::kUndefined;
   std::optional<std::vector<Dim>> shape;
+  std::shared_ptr<const ValueType> elem;
 
   static ValueType Of(DType t, const std::vector<int64_t>& dims);
+  static ValueType Sequence(ValueType elem);
+  static ValueType Optional(ValueType elem);
+  bool is_container() const { return IsContainer(dtype); }
+  // The item type of a sequence/optional; an unknown type when elem is null.
+  const ValueType& item() const;
   bool has_static_shape() const;
   std::vector<int64_t> static_dims() const;  // requires has_static_shape()
-  std::string ToString() const;              // "float32[1,3,N,224]", "int64[?]", "float32[*]"
+  // "float32[1,3,N,224]", "int64[?]", "float32[*]", "seq(float32[?,3])", "optional(int64[2])"
+  std::string ToString() const;
 };
 
 class Graph;

@@ -148,14 +148,29 @@ Expected<double> ToDouble(Cursor& c, const std::string& t) {
 Expected<DType> ParseDType(Cursor& c) {
   KILN_ASSIGN_OR_RETURN(std::string w, c.Word());
   if (w == "undefined") return DType::kUndefined;
+  if (w == DTypeName(DType::kSequence)) return DType::kSequence;
+  if (w == DTypeName(DType::kOptional)) return DType::kOptional;
   for (int32_t k = 1; k <= 16; ++k)
     if (IsKnownDType(k) && w == DTypeName(static_cast<DType>(k))) return static_cast<DType>(k);
   return c.Error("unknown element type '", w, "'");
 }
 
-Expected<ValueType> ParseType(Cursor& c) {
+// Container types nest ("optional(seq(float32[*]))"); deeper than this is refused so a hostile
+// text cannot exhaust the stack.
+constexpr int kMaxTypeNesting = 8;
+
+Expected<ValueType> ParseType(Cursor& c, int depth = 0) {
   ValueType t;
   KILN_ASSIGN_OR_RETURN(t.dtype, ParseDType(c));
+  if (IsContainer(t.dtype)) {
+    if (depth >= kMaxTypeNesting)
+      return c.Error("sequence/optional types nest deeper than ", kMaxTypeNesting);
+    KILN_RETURN_IF_ERROR(c.Expect('('));
+    KILN_ASSIGN_OR_RETURN(ValueType item, ParseType(c, depth + 1));
+    KILN_RETURN_IF_ERROR(c.Expect(')'));
+    if (item.dtype != DType::kUndefined || item.shape) t.elem = std::make_shared<ValueType>(item);
+    return t;
+  }
   KILN_RETURN_IF_ERROR(c.Expect('['));
   if (c.Eat('*')) {
     KILN_RETURN_IF_ERROR(c.Expect(']'));
@@ -229,6 +244,7 @@ Status ParseElement(Cursor& c, Tensor& t, int64_t i) {
 // "[1,2,3]" or "random(seed=S)" for a tensor of the given type.
 Expected<Tensor> ParseData(Cursor& c, DType dtype, const std::vector<int64_t>& dims) {
   if (dtype == DType::kUndefined) return c.Error("a constant needs an element type");
+  if (IsContainer(dtype)) return c.Error("a constant cannot be a sequence or an optional");
   auto made = Tensor::Make(dtype, dims, "constant");
   if (!made.ok()) return c.Error(made.status().message());
   Tensor t = std::move(made).value();

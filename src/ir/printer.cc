@@ -312,6 +312,7 @@ std::string PrintGraph(const Graph& graph, const PrintOptions& options) {
 }
 
 std::string PrintType(const ValueType& type) {
+  if (type.is_container()) return StrCat(DTypeName(type.dtype), '(', PrintType(type.item()), ')');
   std::string s = DTypeName(type.dtype);
   if (!type.shape) return s + "[*]";
   s += '[';

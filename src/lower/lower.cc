@@ -40,6 +40,16 @@ std::vector<const ir::Value*> NodeReads(const ir::Graph& g, const ir::Node& n) {
   return reads;
 }
 
+// Sequences and optionals have no native kernel or planned buffer: a node that reads or
+// writes one always runs in a reference partition, on the interpreter.
+bool TouchesContainer(const ir::Node& n) {
+  for (const ir::Value* v : n.inputs)
+    if (v && v->type.is_container()) return true;
+  for (const ir::Value* v : n.outputs)
+    if (v && v->type.is_container()) return true;
+  return false;
+}
+
 class Lowerer final : public LowerContext {
  public:
   Lowerer(const ir::Graph& graph, const LowerOptions& options)
@@ -59,6 +69,9 @@ class Lowerer final : public LowerContext {
       if (t.dtype() == DType::kString)
         return Status::Error("constant '", v->name, "' is a string tensor, which a compiled "
                              "module cannot hold outside a reference partition");
+      if (IsContainer(t.dtype()))
+        return Status::Error("constant '", v->name, "' is a ", DTypeName(t.dtype()),
+                             ", which a compiled module cannot hold");
       info.dtype = t.dtype();
       info.rank_known = true;
       info.dims = t.dims();
@@ -107,7 +120,7 @@ class Lowerer final : public LowerContext {
       for (const ir::Value* out : node.outputs)
         if (out) defined.insert(out);
       bool claimed = false;
-      if (options_.native) {
+      if (options_.native && !TouchesContainer(node)) {
         for (auto family : kFamilies) {
           for (NativeLowering lower : family()) {
             auto r = lower(node, *this);

@@ -28,6 +28,8 @@ std::span<const OpDef> StringOps();        // strings.cc: StringNormalizer, TfId
 std::span<const OpDef> TrainingOps();      // training.cc: Adagrad, Adam, Momentum (preview domain)
 std::span<const OpDef> LinalgOps();        // linalg.cc: Det
 std::span<const OpDef> RandomOps();        // random.cc: seeded Bernoulli, RandomUniform(Like)...
+std::span<const OpDef> SequenceOps();      // sequence.cc: Sequence*, SplitToSequence, Optional*...
+std::span<const OpDef> SequenceMapOps();   // sequence_map.cc: SequenceMap (joins SequenceOps)
 std::span<const OpDef> KilnOps();          // kiln_ops.cc: kiln.FusedConv/FusedGemm, fused activations
 
 }  // namespace kiln::ops

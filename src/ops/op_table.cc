@@ -14,7 +14,7 @@ std::span<const OpDef> AllOps() {
          {UnaryOps(), BinaryOps(), ConvOps(), PoolOps(), NormOps(), MatMulOps(), ShapeOps(),
           MovementOps(), IndexingOps(), ReduceOps(), SoftmaxOps(), SortOps(), QuantOps(),
           ResizeOps(), ControlFlowOps(), RnnOps(), SignalOps(), StringOps(), TrainingOps(),
-          LinalgOps(), RandomOps(), KilnOps()}) {
+          LinalgOps(), RandomOps(), SequenceOps(), KilnOps()}) {
       all.insert(all.end(), family.begin(), family.end());
     }
     return all;

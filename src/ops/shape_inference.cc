@@ -9,6 +9,12 @@ namespace {
 ir::ValueType Merge(const ir::ValueType& declared, const ir::ValueType& inferred) {
   ir::ValueType out = inferred;
   if (out.dtype == DType::kUndefined) out.dtype = declared.dtype;
+  if (out.is_container()) {  // no shape: what the items are is merged instead
+    if (declared.dtype == out.dtype && declared.elem)
+      out.elem = std::make_shared<const ir::ValueType>(
+          out.elem ? Merge(*declared.elem, *out.elem) : *declared.elem);
+    return out;
+  }
   if (!out.shape) {
     out.shape = declared.shape;
   } else if (declared.shape && declared.shape->size() == out.shape->size()) {

@@ -46,6 +46,8 @@ std::optional<std::vector<Tensor>> Evaluate(const ir::Node& n) {
     if (n.outputs[i] == nullptr) continue;
     if (!ctx.outputs[i].defined() || ctx.outputs[i].numel() > kMaxFoldedElements)
       return std::nullopt;
+    // A sequence/optional is no constant a graph (or a .kiln file) can hold: it stays computed.
+    if (IsContainer(ctx.outputs[i].dtype())) return std::nullopt;
   }
   return std::move(ctx.outputs);
 }

@@ -59,7 +59,7 @@ Status Module::Validate() const {
   auto valid_id = [&](int32_t id) { return id >= 0 && id < n_values; };
   for (size_t i = 0; i < values.size(); ++i) {
     const ValueInfo& v = values[i];
-    if (v.dtype == DType::kUndefined || !IsKnownDType(static_cast<int32_t>(v.dtype)))
+    if (v.dtype == DType::kUndefined || !IsKnownValueDType(static_cast<int32_t>(v.dtype)))
       return Status::Error("value '", v.name, "' has no valid element type");
     if (v.rank_known && v.dim_params.size() != v.dims.size())
       return Status::Error("value '", v.name, "': ", v.dims.size(), " dims but ",
@@ -74,6 +74,9 @@ Status Module::Validate() const {
       if (!numel.ok()) return numel.status();
       if (v.dtype == DType::kString)
         return Status::Error("constant '", v.name, "' is a string tensor (not storable)");
+      if (IsContainer(v.dtype))
+        return Status::Error("constant '", v.name, "' is a ", DTypeName(v.dtype),
+                             " (only tensors are storable)");
       if (static_cast<uint64_t>(*numel) * DTypeSize(v.dtype) != blobs[v.blob].size)
         return Status::Error("constant '", v.name, "' needs ", *numel * DTypeSize(v.dtype),
                              " bytes but its blob has ", blobs[v.blob].size);

@@ -216,7 +216,7 @@ Status ReadPlan(const fb::Plan& plan, Module& m) {
       ValueInfo& info = m.values.emplace_back();
       info.name = Str(v->name());
       const size_t id = m.values.size() - 1;
-      if (v->dtype() == 0 || !IsKnownDType(v->dtype()))
+      if (v->dtype() == 0 || !IsKnownValueDType(v->dtype()))
         return Status::Error("value ", id, " ('", info.name, "') has unknown element type ",
                              v->dtype());
       info.dtype = static_cast<DType>(v->dtype());

@@ -11,7 +11,7 @@ size_t DTypeSize(DType t) {
     case DType::kFloat16: case DType::kBFloat16: case DType::kInt16: case DType::kUInt16: return 2;
     case DType::kInt8: case DType::kUInt8: case DType::kBool: return 1;
     case DType::kString: return sizeof(std::string);
-    case DType::kUndefined: return 0;
+    case DType::kUndefined: case DType::kSequence: case DType::kOptional: return 0;
   }
   return 0;
 }
@@ -33,11 +33,18 @@ const char* DTypeName(DType t) {
     case DType::kUInt64: return "uint64";
     case DType::kBFloat16: return "bfloat16";
     case DType::kUndefined: return "undefined";
+    case DType::kSequence: return "seq";
+    case DType::kOptional: return "optional";
   }
   return "unknown";
 }
 
 bool IsKnownDType(int32_t v) { return (v >= 1 && v <= 13) || v == 16; }
+
+bool IsKnownValueDType(int32_t v) {
+  return IsKnownDType(v) || v == static_cast<int32_t>(DType::kSequence) ||
+         v == static_cast<int32_t>(DType::kOptional);
+}
 
 bool IsFloat(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||

@@ -24,13 +24,23 @@ enum class DType : int32_t {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
+  // Pseudo element types beyond ONNX's numbering: a Tensor of these holds an ONNX sequence (an
+  // ordered list of values) or optional (empty, or one value) instead of elements, so every
+  // interface that passes Tensors carries them too. They have no bytes (DTypeSize 0).
+  kSequence = 1000,
+  kOptional = 1001,
 };
 
 // Bytes per element; 0 for kUndefined, sizeof(std::string) is never used (strings live apart).
 size_t DTypeSize(DType t);
 const char* DTypeName(DType t);  // "float32", "int64", ...
-// True for the values kiln knows; false for anything a hostile file may put in an int32.
+// True for the tensor element types kiln knows; false for anything a hostile file may put in an
+// int32 (and for kSequence/kOptional, which are no element types).
 bool IsKnownDType(int32_t onnx_type);
+// IsKnownDType, or kSequence/kOptional: the types a value (an input, an activation) may have.
+bool IsKnownValueDType(int32_t type);
+// kSequence or kOptional.
+inline bool IsContainer(DType t) { return t == DType::kSequence || t == DType::kOptional; }
 bool IsFloat(DType t);  // float16, bfloat16, float32, float64
 bool IsInteger(DType t);
 bool IsSigned(DType t);

@@ -41,6 +41,11 @@ std::shared_ptr<void> AllocAligned(size_t bytes) {
 }  // namespace
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> dims) : dtype_(dtype), dims_(std::move(dims)) {
+  if (IsContainer(dtype_)) {  // an empty sequence / optional, never a buffer
+    dims_ = {0};
+    items_ = std::make_shared<const std::vector<Tensor>>();
+    return;
+  }
   numel_ = 1;
   for (int64_t d : dims_) numel_ *= d;
   if (dtype_ == DType::kString) {
@@ -74,7 +79,33 @@ Tensor Tensor::Borrow(DType dtype, std::vector<int64_t> dims, void* data,
   return t;
 }
 
+Tensor Tensor::Sequence(std::vector<Tensor> items, DType elem) {
+  Tensor t;
+  t.dtype_ = DType::kSequence;
+  t.dims_ = {0};
+  t.elem_ = elem;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
+  return t;
+}
+
+Tensor Tensor::Optional(const Tensor* value, DType elem) {
+  Tensor t;
+  t.dtype_ = DType::kOptional;
+  t.dims_ = {0};
+  t.elem_ = elem;
+  std::vector<Tensor> items;
+  if (value != nullptr) items.push_back(*value);
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::items() const {
+  static const std::vector<Tensor> kNone;
+  return items_ ? *items_ : kNone;
+}
+
 Tensor Tensor::Clone() const {
+  if (IsContainer(dtype_)) return *this;  // items are immutable and shared
   Tensor t(dtype_, dims_);
   if (dtype_ == DType::kString) {
     t.strings_ = strings_;
@@ -86,6 +117,7 @@ Tensor Tensor::Clone() const {
 
 Tensor Tensor::Reshaped(std::vector<int64_t> dims) const {
   Tensor t = *this;
+  if (IsContainer(dtype_)) return t;  // no elements to view differently
   t.dims_ = std::move(dims);
   return t;
 }
@@ -137,6 +169,14 @@ std::string DimsToString(const std::vector<int64_t>& dims) {
 }
 
 std::string DescribeTensor(const Tensor& t) {
+  if (t.is_sequence()) {
+    const auto& items = t.items();
+    if (items.empty()) return StrCat("seq(empty of ", DTypeName(t.elem_dtype()), ")");
+    return StrCat("seq(", items.size(), " x ", DescribeTensor(items[0]), ")");
+  }
+  if (t.is_optional())
+    return t.items().empty() ? std::string("optional(empty)")
+                             : StrCat("optional(", DescribeTensor(t.items()[0]), ")");
   return StrCat(DTypeName(t.dtype()), DimsToString(t.dims()));
 }
 

@@ -1,5 +1,9 @@
 // Tensor: an element type, dims and a shared, 64-byte-aligned buffer. Copies share the buffer;
 // Clone() copies the bytes. Kernels treat inputs as immutable and write fresh outputs.
+// A Tensor of dtype kSequence or kOptional holds ONNX's non-tensor values instead: a shared,
+// immutable list of items (a sequence's values in order; an optional's zero or one value). Such
+// a Tensor has no elements (dims [0], numel 0, nbytes 0, data null), so a tensor kernel handed
+// one by mistake reads nothing and fails on its type.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +49,19 @@ class Tensor {
     return t;
   }
 
+  // A sequence of `items` (each a tensor, or a sequence/optional in turn). `elem` is the element
+  // type the sequence was declared with, kept so an empty sequence still knows it.
+  static Tensor Sequence(std::vector<Tensor> items, DType elem = DType::kUndefined);
+  // An optional holding `value`, or an empty optional when `value` is null.
+  static Tensor Optional(const Tensor* value, DType elem = DType::kUndefined);
+
   bool defined() const { return dtype_ != DType::kUndefined; }
+  bool is_sequence() const { return dtype_ == DType::kSequence; }
+  bool is_optional() const { return dtype_ == DType::kOptional; }
+  // A sequence's values, an optional's zero or one value; empty for a plain tensor.
+  const std::vector<Tensor>& items() const;
+  // The element type recorded for a sequence/optional (kUndefined when unknown).
+  DType elem_dtype() const { return elem_; }
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t dim(size_t i) const { return dims_[i]; }
@@ -81,9 +97,11 @@ class Tensor {
   std::shared_ptr<void> owner_;
   void* data_ = nullptr;
   std::vector<std::string> strings_;
+  std::shared_ptr<const std::vector<Tensor>> items_;  // sequences and optionals only
+  DType elem_ = DType::kUndefined;                    // sequences and optionals only
 };
 
-// "float32[1,3,224,224]"
+// "float32[1,3,224,224]"; "seq(2 x float32[3])", "optional(empty)" for the other kinds.
 std::string DescribeTensor(const Tensor& t);
 std::string DimsToString(const std::vector<int64_t>& dims);
 

@@ -81,6 +81,20 @@ std::vector<fs::path> NumberedFiles(const fs::path& dir, const std::string& pref
 // Compares one output; on mismatch explains where and by how much.
 std::string Compare(const std::string& name, const Tensor& got, const Tensor& want, double rtol,
                     double atol) {
+  if (got.dtype() != want.dtype() && (IsContainer(got.dtype()) || IsContainer(want.dtype())))
+    return StrCat("output '", name, "' is ", DescribeTensor(got), ", expected ",
+                  DescribeTensor(want));
+  if (IsContainer(got.dtype())) {  // sequences and optionals: item by item
+    if (got.items().size() != want.items().size())
+      return StrCat("output '", name, "' is ", DescribeTensor(got), ", expected ",
+                    DescribeTensor(want));
+    for (size_t i = 0; i < got.items().size(); ++i) {
+      std::string diff = Compare(StrCat(name, "[", i, "]"), got.items()[i], want.items()[i],
+                                 rtol, atol);
+      if (!diff.empty()) return diff;
+    }
+    return "";
+  }
   if (got.dtype() != want.dtype())
     return StrCat("output '", name, "' is ", DTypeName(got.dtype()), ", expected ",
                   DTypeName(want.dtype()));
@@ -154,11 +168,10 @@ Result RunCase(const fs::path& dir, const ConformanceOptions& opts) {
     interp::NamedTensors inputs;
     std::vector<fs::path> in_files = NumberedFiles(set, "input");
     for (size_t i = 0; i < in_files.size(); ++i) {
-      std::string name;
-      auto t = onnx::LoadTensorFile(in_files[i].string(), &name);
-      if (!t.ok()) return FromError(t.status());
-      // Input files are positional; their names, when present, must agree.
+      // Input files are positional; the declared type says which message the file holds.
       if (i >= graph.inputs.size()) return {Verdict::kFail, "more input files than graph inputs"};
+      auto t = onnx::LoadValueFile(in_files[i].string(), graph.inputs[i]->type);
+      if (!t.ok()) return FromError(t.status());
       if (graph.inputs[i]->type.dtype == DType::kBFloat16 && t->dtype() == DType::kUInt16)
         t = AsBFloat16(*t);
       inputs[graph.inputs[i]->name] = std::move(t).value();
@@ -177,7 +190,9 @@ Result RunCase(const fs::path& dir, const ConformanceOptions& opts) {
     if (out_files.size() != outputs.size())
       return {Verdict::kFail, StrCat(outputs.size(), " outputs, expected ", out_files.size())};
     for (size_t i = 0; i < out_files.size(); ++i) {
-      auto want = onnx::LoadTensorFile(out_files[i].string());
+      const ir::ValueType declared =
+          i < graph.outputs.size() ? graph.outputs[i]->type : ir::ValueType{};
+      auto want = onnx::LoadValueFile(out_files[i].string(), declared);
       if (!want.ok()) return FromError(want.status());
       if (outputs[i].dtype() == DType::kBFloat16 && want->dtype() == DType::kUInt16)
         want = AsBFloat16(*want);

@@ -21,7 +21,7 @@ Expected<Tensor> RandomInput(const std::string& name, DType dtype, std::vector<i
                              std::mt19937& rng) {
   for (int64_t& d : dims) d = d < 0 ? 1 : d;
   const std::string what = StrCat("random input '", name, "'");
-  if (dtype == DType::kString || dtype == DType::kUndefined)
+  if (dtype == DType::kString || dtype == DType::kUndefined || IsContainer(dtype))
     return Status::Error(what, ": cannot make random ", DTypeName(dtype), " data; pass --input");
   KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Make(dtype, dims, what));
   if (static_cast<int64_t>(t.nbytes()) > kMaxRandomInputBytes)

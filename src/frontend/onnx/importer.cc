@@ -11,6 +11,9 @@
 #include "frontend/onnx/normalize.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "onnx.pb.h"
+#ifdef KILN_HAVE_ONNX_DATA
+#include "onnx-data.pb.h"
+#endif
 #include "ops/shape_inference.h"
 
 namespace kiln::onnx {
@@ -19,11 +22,26 @@ namespace {
 // Nested subgraphs deeper than this are refused: recursion must be bounded by kiln, not the file.
 constexpr int kMaxGraphDepth = 32;
 
-Expected<ir::ValueType> TypeFromProto(const ::onnx::TypeProto& tp, const std::string& what) {
+// Sequence/optional types nest; a file may not nest them deeper than this.
+constexpr int kMaxTypeNesting = 8;
+
+Expected<ir::ValueType> TypeFromProto(const ::onnx::TypeProto& tp, const std::string& what,
+                                      int depth = 0) {
   if (tp.value_case() == ::onnx::TypeProto::VALUE_NOT_SET) return ir::ValueType{};
+  if (tp.has_sequence_type() || tp.has_optional_type()) {
+    if (depth >= kMaxTypeNesting)
+      return Status::Error("'", what, "': sequence/optional types nest deeper than ",
+                           kMaxTypeNesting);
+    const bool seq = tp.has_sequence_type();
+    const ::onnx::TypeProto& item =
+        seq ? tp.sequence_type().elem_type() : tp.optional_type().elem_type();
+    KILN_ASSIGN_OR_RETURN(ir::ValueType it, TypeFromProto(item, what, depth + 1));
+    return seq ? ir::ValueType::Sequence(std::move(it)) : ir::ValueType::Optional(std::move(it));
+  }
   if (!tp.has_tensor_type())
     return Status::Error("unsupported type for '", what,
-                         "': kiln supports tensors only, not sequences, maps or optionals");
+                         "': kiln supports tensors, sequences and optionals, not maps or sparse "
+                         "tensors");
   ir::ValueType vt;
   const auto& tt = tp.tensor_type();
   if (tt.elem_type() != 0) {
@@ -129,6 +147,15 @@ Status GraphImporter::ImportAttribute(const ::onnx::AttributeProto& ap, const ir
     case AP::FLOAT: out->kind = K::kFloat; out->f = ap.f(); break;
     case AP::INT: out->kind = K::kInt; out->i = ap.i(); break;
     case AP::STRING: out->kind = K::kString; out->s = ap.s(); break;
+    case AP::TYPE_PROTO: {
+      // Only Optional's 'type' (the element type of an empty optional) uses this; kiln keeps it
+      // as the type's text, which the IR printer and parser carry as a string.
+      auto vt = TypeFromProto(ap.tp(), ap.name());
+      if (!vt.ok()) return vt.status().WithContext(StrCat(where, "attribute '", ap.name(), "': "));
+      out->kind = K::kString;
+      out->s = vt->ToString();
+      break;
+    }
     case AP::FLOATS:
       out->kind = K::kFloats;
       out->floats.assign(ap.floats().begin(), ap.floats().end());
@@ -321,6 +348,57 @@ bool ParseBytes(std::string_view bytes, Proto* proto) {
   return proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
+#ifdef KILN_HAVE_ONNX_DATA
+// SequenceProto / OptionalProto -> a sequence / optional Tensor. Element kinds are ONNX's
+// SequenceProto::DataType numbering (TENSOR 1, SEQUENCE 3, OPTIONAL 5); maps and sparse tensors
+// have no kiln form.
+Expected<Tensor> SequenceFromProto(const ::onnx::SequenceProto& sp, const ir::ValueType& type,
+                                   const std::string& dir, int depth);
+Expected<Tensor> OptionalFromProto(const ::onnx::OptionalProto& op, const ir::ValueType& type,
+                                   const std::string& dir, int depth) {
+  if (depth >= kMaxTypeNesting)
+    return Status::Error("sequence/optional values nest deeper than ", kMaxTypeNesting);
+  const DType elem = type.item().dtype;
+  Tensor item;
+  if (op.has_tensor_value()) {
+    KILN_ASSIGN_OR_RETURN(item, TensorFromProto(op.tensor_value(), dir));
+  } else if (op.has_sequence_value()) {
+    KILN_ASSIGN_OR_RETURN(item, SequenceFromProto(op.sequence_value(), type.item(), dir, depth + 1));
+  } else if (op.has_optional_value()) {
+    KILN_ASSIGN_OR_RETURN(item, OptionalFromProto(op.optional_value(), type.item(), dir, depth + 1));
+  } else if (op.has_map_value() || op.has_sparse_tensor_value()) {
+    return Status::Error("unsupported optional element: kiln has no maps or sparse tensors");
+  } else {
+    return Tensor::Optional(nullptr, elem);
+  }
+  return Tensor::Optional(&item, elem);
+}
+
+Expected<Tensor> SequenceFromProto(const ::onnx::SequenceProto& sp, const ir::ValueType& type,
+                                   const std::string& dir, int depth) {
+  if (depth >= kMaxTypeNesting)
+    return Status::Error("sequence/optional values nest deeper than ", kMaxTypeNesting);
+  if (sp.map_values_size() > 0 || sp.sparse_tensor_values_size() > 0)
+    return Status::Error("unsupported sequence element: kiln has no maps or sparse tensors");
+  std::vector<Tensor> items;
+  for (const auto& tp : sp.tensor_values()) {
+    KILN_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(tp, dir));
+    items.push_back(std::move(t));
+  }
+  for (const auto& inner : sp.sequence_values()) {
+    KILN_ASSIGN_OR_RETURN(Tensor t, SequenceFromProto(inner, type.item(), dir, depth + 1));
+    items.push_back(std::move(t));
+  }
+  for (const auto& inner : sp.optional_values()) {
+    KILN_ASSIGN_OR_RETURN(Tensor t, OptionalFromProto(inner, type.item(), dir, depth + 1));
+    items.push_back(std::move(t));
+  }
+  DType elem = type.item().dtype;
+  if (elem == DType::kUndefined && !items.empty()) elem = items[0].dtype();
+  return Tensor::Sequence(std::move(items), elem);
+}
+#endif
+
 }  // namespace
 
 Expected<ir::Model> LoadModelFromBytes(std::string_view bytes, const std::string& base_dir) {
@@ -351,6 +429,33 @@ Expected<Tensor> LoadTensorFile(const std::string& path, std::string* name) {
   auto t = TensorFromProto(tp, dir.empty() ? "." : dir);
   if (!t.ok()) return t.status().WithContext(StrCat(path, ": "));
   return t;
+}
+
+Expected<Tensor> LoadValueFile(const std::string& path, const ir::ValueType& type) {
+  if (!type.is_container()) return LoadTensorFile(path);
+#ifdef KILN_HAVE_ONNX_DATA
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  auto parsed = [&]() -> Expected<Tensor> {
+    if (type.dtype == DType::kSequence) {
+      ::onnx::SequenceProto sp;
+      if (bytes.empty() || !ParseBytes(bytes, &sp))
+        return Status::Error("not a valid SequenceProto file");
+      return SequenceFromProto(sp, type, dir, 0);
+    }
+    ::onnx::OptionalProto op;
+    if (bytes.empty() || !ParseBytes(bytes, &op))
+      return Status::Error("not a valid OptionalProto file");
+    return OptionalFromProto(op, type, dir, 0);
+  };
+  Expected<Tensor> t = parsed();
+  if (!t.ok()) return t.status().WithContext(StrCat(path, ": "));
+  return t;
+#else
+  return Status::Error(path, ": unsupported ", type.ToString(), " test data: kiln was built "
+                       "without ONNX's onnx-data.proto (run scripts/setup.sh and reconfigure)");
+#endif
 }
 
 }  // namespace kiln::onnx

@@ -20,5 +20,9 @@ Expected<ir::Model> LoadModel(const std::string& path);
 Expected<ir::Model> LoadModelFromBytes(std::string_view bytes, const std::string& base_dir);
 // A serialized TensorProto file (the ONNX test cases' input_N.pb / output_N.pb).
 Expected<Tensor> LoadTensorFile(const std::string& path, std::string* name = nullptr);
+// A test case's value file for a value of `type`: a TensorProto, or for a sequence/optional type
+// a SequenceProto/OptionalProto (from onnx-data.proto; "unsupported" when kiln was built
+// without that schema).
+Expected<Tensor> LoadValueFile(const std::string& path, const ir::ValueType& type);
 
 }  // namespace kiln::onnx
