@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/printer.h"
+#include "lower/layout.h"
 #include "lower/native.h"
 #include "lower/op_flops.h"
 #include "passes/graph_edit.h"
@@ -155,6 +156,12 @@ class Lowerer final : public LowerContext {
     for (const ir::Value* out : graph_.outputs) {
       KILN_ASSIGN_OR_RETURN(int32_t id, ValueId(out));
       module_.outputs.push_back(id);
+    }
+    // Keeps chains of NCHWc convs blocked; it follows the algorithms the lowerings chose.
+    if (options_.native && LayoutPlanningEnabled()) {
+      LayoutReport layout;
+      KILN_RETURN_IF_ERROR(PlanBlockedLayout(module_, &layout));
+      if (report) report->native_steps += layout.reorders;
     }
     weights_.Finish(module_);
     KILN_RETURN_IF_ERROR(module_.Validate().WithContext("lowering produced a bad module: "));

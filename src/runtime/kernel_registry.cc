@@ -22,7 +22,8 @@ Expected<std::unique_ptr<StepKernel>> CreateKernel(const Step& step, const Modul
                            "link (call runtime_ref::EnableReferencePartitions)");
     return f(step, module);
   }
-  for (auto family : {ConvKernels, GemmKernels, EltwiseKernels, PoolKernels, TensorKernels})
+  for (auto family : {ConvKernels, GemmKernels, EltwiseKernels, PoolKernels, TensorKernels,
+                      ReorderKernels})
     for (const KernelEntry& e : family())
       if (e.name == step.kernel) {
         auto k = e.create(step, module);

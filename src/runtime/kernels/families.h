@@ -12,5 +12,6 @@ std::span<const KernelEntry> GemmKernels();      // gemm.cc
 std::span<const KernelEntry> EltwiseKernels();   // eltwise.cc
 std::span<const KernelEntry> PoolKernels();      // pool.cc
 std::span<const KernelEntry> TensorKernels();    // tensor.cc: reshape, concat, transpose, ...
+std::span<const KernelEntry> ReorderKernels();   // reorder.cc: NCHW <-> NCHWc
 
 }  // namespace kiln::runtime

@@ -1,0 +1,232 @@
+#include "lower/layout.h"
+
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+
+namespace kiln::lower {
+namespace {
+
+using runtime::Module;
+using runtime::Step;
+using runtime::ValueInfo;
+using runtime::ValueKind;
+
+constexpr int kNone = -1;
+
+// How a step relates to the blocked layout.
+enum class StepKind {
+  kPlain,     // reads and writes NCHW only
+  kConv,      // a kDirectNchwc conv: either side may be blocked
+  kAgnostic,  // elementwise over same-shape values: runs on either layout, all sides alike
+};
+
+bool SameShape(const ValueInfo& a, const ValueInfo& b) {
+  return a.rank_known && b.rank_known && a.dims == b.dims && a.dim_params == b.dim_params;
+}
+
+// The block of a conv step that convolves on NCHWc, or 0.
+int64_t ConvBlock(const Step& s) {
+  if (s.kernel != "conv2d" || s.inputs.size() != 1 || s.outputs.size() != 1) return 0;
+  auto algo = s.params.strings.find("algorithm");
+  if (algo == s.params.strings.end() ||
+      algo->second != conv::AlgorithmName(conv::Algorithm::kDirectNchwc))
+    return 0;
+  const int64_t block = s.params.IntOr("block", 1);
+  return block > 1 ? block : 0;
+}
+
+StepKind Classify(const Step& s, const Module& m) {
+  if (ConvBlock(s) > 0) return StepKind::kConv;
+  for (int32_t id : s.inputs)
+    if (id < 0) return StepKind::kPlain;
+  if (s.kernel == "eltwise_unary" && s.inputs.size() == 1 && s.outputs.size() == 1 &&
+      SameShape(m.values[s.inputs[0]], m.values[s.outputs[0]]))
+    return StepKind::kAgnostic;
+  if (s.kernel == "eltwise_binary" && s.inputs.size() == 2 && s.outputs.size() == 1 &&
+      SameShape(m.values[s.inputs[0]], m.values[s.outputs[0]]) &&
+      SameShape(m.values[s.inputs[1]], m.values[s.outputs[0]]))
+    return StepKind::kAgnostic;
+  return StepKind::kPlain;
+}
+
+// A float [N, C, H, W] activation or input with static C, H, W (N may be symbolic).
+bool Blockable(const ValueInfo& v) {
+  if (v.kind == ValueKind::kConstant || v.dtype != DType::kFloat32 || !v.rank_known ||
+      v.dims.size() != 4)
+    return false;
+  for (size_t i = 1; i < 4; ++i)
+    if (v.dims[i] < 1 || !v.dim_params[i].empty()) return false;
+  return true;
+}
+
+int Find(std::vector<int>& parent, int v) {
+  while (parent[v] != v) v = parent[v] = parent[parent[v]];
+  return v;
+}
+
+struct Use {
+  size_t step;
+  size_t slot;
+};
+
+struct Group {
+  bool ok = true;
+  int64_t block = 0;
+  size_t conv_ends = 0;  // conv inputs and outputs in the group: in-step reorders saved
+  size_t reorders = 0;   // explicit reorders the group would need
+};
+
+Step Reorder(const ValueInfo& from, int32_t in, int32_t out, int64_t block, int64_t channels,
+             bool to_blocked) {
+  Step s;
+  s.kernel = "layout_reorder";
+  s.name = from.name;
+  s.op = to_blocked ? "ReorderToNchwc" : "ReorderToNchw";
+  s.inputs = {in};
+  s.outputs = {out};
+  s.params.ints = {{"block", block}, {"channels", channels}, {"to_blocked", to_blocked ? 1 : 0}};
+  return s;
+}
+
+}  // namespace
+
+bool LayoutPlanningEnabled() {
+  const char* env = std::getenv("KILN_LAYOUT");
+  return env == nullptr || std::string(env) != "0";
+}
+
+Status PlanBlockedLayout(Module& m, LayoutReport* report) {
+  if (report) *report = {};
+  const size_t n_values = m.values.size(), n_steps = m.steps.size();
+  std::vector<StepKind> kind(n_steps);
+  std::vector<int> producer(n_values, kNone);
+  std::vector<std::vector<Use>> readers(n_values);
+  std::vector<bool> is_output(n_values, false);
+  for (int32_t id : m.outputs)
+    if (id >= 0 && static_cast<size_t>(id) < n_values) is_output[id] = true;
+  for (size_t s = 0; s < n_steps; ++s) {
+    const Step& step = m.steps[s];
+    for (int32_t id : step.inputs)
+      if (id < -1 || id >= static_cast<int32_t>(n_values))
+        return Status::Error("step '", step.name, "' reads value ", id, ", not in the module");
+    for (int32_t id : step.outputs)
+      if (id < 0 || id >= static_cast<int32_t>(n_values))
+        return Status::Error("step '", step.name, "' writes value ", id, ", not in the module");
+    kind[s] = Classify(step, m);
+    for (size_t i = 0; i < step.inputs.size(); ++i)
+      if (step.inputs[i] >= 0) readers[step.inputs[i]].push_back({s, i});
+    for (int32_t id : step.outputs) producer[id] = static_cast<int>(s);
+  }
+
+  // Groups: values an agnostic step joins must share one layout.
+  std::vector<int> parent(n_values);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (size_t s = 0; s < n_steps; ++s) {
+    if (kind[s] != StepKind::kAgnostic) continue;
+    const int root = Find(parent, m.steps[s].outputs[0]);
+    for (int32_t id : m.steps[s].inputs) parent[Find(parent, id)] = root;
+  }
+  std::vector<Group> groups(n_values);
+  for (size_t s = 0; s < n_steps; ++s) {
+    if (kind[s] != StepKind::kConv) continue;
+    const int64_t block = ConvBlock(m.steps[s]);
+    for (int32_t id : {m.steps[s].inputs[0], m.steps[s].outputs[0]}) {
+      Group& g = groups[Find(parent, id)];
+      if (g.block != 0 && g.block != block) g.ok = false;
+      g.block = block;
+      ++g.conv_ends;
+    }
+  }
+  auto in_group = [&](const Use& u) { return kind[u.step] != StepKind::kPlain; };
+  auto produced_in_group = [&](size_t v) {
+    return producer[v] != kNone && kind[producer[v]] != StepKind::kPlain;
+  };
+  auto needs_reorder = [&](size_t v) {
+    for (const Use& u : readers[v])
+      if (in_group(u) != produced_in_group(v)) return true;
+    return produced_in_group(v) && is_output[v];
+  };
+  for (size_t v = 0; v < n_values; ++v) {
+    Group& g = groups[Find(parent, static_cast<int>(v))];
+    if (g.conv_ends == 0) continue;
+    if (!Blockable(m.values[v]) || m.values[v].dims[1] % g.block != 0) g.ok = false;
+    if (needs_reorder(v)) ++g.reorders;
+  }
+  auto blocked = [&](size_t v) {
+    const Group& g = groups[Find(parent, static_cast<int>(v))];
+    // A tie saves nothing: the convs' in-step reorders do the same work with fewer steps.
+    return g.ok && g.reorders < g.conv_ends;
+  };
+
+  // Rewrite: a blocked value produced by a plain step (or bound by the caller) gets a blocked
+  // twin that its blocked readers read; one produced by a blocked step turns blocked itself and
+  // gets a plain twin, under its own name, for its plain readers and the caller.
+  std::vector<Step> front;                    // reorders of module inputs
+  std::vector<std::vector<Step>> after(n_steps);  // reorders right after each step
+  size_t blocked_values = 0, reorders = 0;
+  std::vector<bool> blocked_id(n_values, false);  // ids now holding NCHWc data (twins appended)
+  for (size_t v = 0; v < n_values; ++v) {
+    if (!blocked(v)) continue;
+    ++blocked_values;
+    const int64_t b = groups[Find(parent, static_cast<int>(v))].block;
+    const ValueInfo plain = m.values[v];
+    ValueInfo blocked_info = plain;
+    blocked_info.name = StrCat(plain.name, ".nchwc", b);
+    blocked_info.kind = ValueKind::kActivation;
+    blocked_info.dims = {plain.dims[0], plain.dims[1] / b, plain.dims[2], plain.dims[3], b};
+    blocked_info.dim_params = {plain.dim_params[0], "", "", "", ""};
+    const int64_t channels = plain.dims[1];
+    const bool inside = produced_in_group(v);
+    if (!needs_reorder(v)) {
+      m.values[v] = std::move(blocked_info);
+      blocked_id[v] = true;
+      continue;
+    }
+    const auto twin = static_cast<int32_t>(m.values.size());
+    const auto id = static_cast<int32_t>(v);
+    blocked_id.push_back(!inside);
+    blocked_id[v] = inside;
+    if (inside) {
+      m.values[v] = std::move(blocked_info);
+      m.values.push_back(plain);
+      for (const Use& u : readers[v])
+        if (!in_group(u)) m.steps[u.step].inputs[u.slot] = twin;
+      for (int32_t& out : m.outputs)
+        if (out == id) out = twin;
+      after[producer[v]].push_back(Reorder(plain, id, twin, b, channels, false));
+    } else {
+      m.values.push_back(std::move(blocked_info));
+      for (const Use& u : readers[v])
+        if (in_group(u)) m.steps[u.step].inputs[u.slot] = twin;
+      Step r = Reorder(plain, id, twin, b, channels, true);
+      (producer[v] == kNone ? front : after[producer[v]]).push_back(std::move(r));
+    }
+    ++reorders;
+  }
+  for (size_t s = 0; s < n_steps; ++s) {
+    if (kind[s] != StepKind::kConv) continue;
+    Step& step = m.steps[s];
+    const int64_t b = ConvBlock(step);
+    if (blocked_id[step.inputs[0]]) step.params.ints["layout_in"] = b;
+    if (blocked_id[step.outputs[0]]) step.params.ints["layout_out"] = b;
+  }
+  if (reorders > 0 || blocked_values > 0) {
+    std::vector<Step> steps = std::move(front);
+    for (size_t s = 0; s < n_steps; ++s) {
+      steps.push_back(std::move(m.steps[s]));
+      for (Step& r : after[s]) steps.push_back(std::move(r));
+    }
+    m.steps = std::move(steps);
+  }
+  if (report) {
+    report->blocked_values = blocked_values;
+    report->reorders = reorders;
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::lower

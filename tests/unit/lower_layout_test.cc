@@ -1,0 +1,242 @@
+// Layout planning (lower/layout.h): chains of kDirectNchwc convs and the elementwise steps
+// between them stay channel-blocked, with explicit reorders only where they meet NCHW steps.
+// Every graph runs in a session and is compared with the reference interpreter; the reorder
+// counts are asserted so that a plan that stops propagating fails here. Under KILN_ISA=avx2 the
+// block is 8, under KILN_ISA=scalar no conv runs NCHWc and nothing may change.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "interp/interpreter.h"
+#include "ir/parser.h"
+#include "kernels/conv/conv.h"
+#include "lower/layout.h"
+#include "lower/lower.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "runtime/session.h"
+#include "runtime_ref/reference_partition.h"
+
+namespace kiln {
+namespace {
+
+// The block kDirectNchwc uses at the active ISA, or 0 where the cost model never picks it.
+int64_t ActiveBlock() {
+  if (ActiveIsa() >= IsaLevel::kAvx512) return 16;
+  if (ActiveIsa() >= IsaLevel::kAvx2) return 8;
+  return 0;
+}
+
+// Sets KILN_LAYOUT for one scope.
+class LayoutEnv {
+ public:
+  explicit LayoutEnv(const char* value) { setenv("KILN_LAYOUT", value, 1); }
+  ~LayoutEnv() { unsetenv("KILN_LAYOUT"); }
+};
+
+struct Compiled {
+  std::unique_ptr<ir::Graph> graph;  // as parsed: the interpreter's input
+  std::shared_ptr<const runtime::Module> module;
+  std::shared_ptr<const runtime::CompiledModel> model;
+};
+
+Compiled Compile(const std::string& text) {
+  runtime_ref::EnableReferencePartitions();
+  Compiled c;
+  auto parsed = ir::ParseGraph(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  if (!parsed.ok()) return c;
+  c.graph = std::move(*parsed);
+  auto optimized = ir::ParseGraph(text);
+  passes::PassManager pm({});
+  for (auto& p : passes::BuildPipeline(2)) pm.Add(std::move(p));
+  EXPECT_TRUE(pm.Run(**optimized).ok());
+  auto module = lower::Lower(**optimized, lower::LowerOptions{});
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return c;
+  c.module = std::make_shared<const runtime::Module>(std::move(*module));
+  auto model = runtime::CompiledModel::Create(c.module);
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  if (model.ok()) c.model = *model;
+  return c;
+}
+
+size_t CountKernel(const runtime::Module& m, const std::string& kernel) {
+  size_t n = 0;
+  for (const runtime::Step& s : m.steps) n += s.kernel == kernel;
+  return n;
+}
+
+// conv steps that run NCHWc, and those of them with a blocked side.
+size_t CountDirect(const runtime::Module& m) {
+  size_t n = 0;
+  for (const runtime::Step& s : m.steps)
+    n += s.kernel == "conv2d" && s.params.strings.at("algorithm") ==
+                                     conv::AlgorithmName(conv::Algorithm::kDirectNchwc);
+  return n;
+}
+size_t CountBlockedSides(const runtime::Module& m) {
+  size_t n = 0;
+  for (const runtime::Step& s : m.steps)
+    n += s.params.ints.count("layout_in") + s.params.ints.count("layout_out");
+  return n;
+}
+
+Tensor RandomTensor(std::vector<int64_t> dims, uint32_t seed) {
+  Tensor t(DType::kFloat32, std::move(dims));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = normal(rng);
+  return t;
+}
+
+// Runs `c` on `x` (two threads) and compares every output with the interpreter.
+void ExpectMatchesInterpreter(const Compiled& c, const Tensor& x) {
+  ASSERT_TRUE(c.model);
+  runtime::SessionOptions options;
+  options.threads = 2;
+  auto session = runtime::Session::Create(c.model, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  const Tensor* in[] = {&x};
+  Status st = (*session)->Run(in);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<Tensor> want;
+  st = interp::Run(*c.graph, {{"x", x}}, &want);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(want.size(), c.module->outputs.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    const Tensor& got = (*session)->output(o);
+    ASSERT_EQ(got.dims(), want[o].dims()) << "output " << o;
+    double max_ref = 0;
+    for (int64_t i = 0; i < want[o].numel(); ++i)
+      max_ref = std::max(max_ref, std::fabs(double(want[o].data<float>()[i])));
+    for (int64_t i = 0; i < want[o].numel(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want[o].data<float>()[i], 1e-4 * max_ref + 1e-5)
+          << "output " << o << " at " << i;
+  }
+}
+
+// Conv 3x3 (C -> M) + Relu, Conv 3x3 (M -> M), a residual Add, MaxPool, GlobalAveragePool,
+// Flatten, Gemm: the convs and the Add form one blocked chain when C and M fill whole blocks.
+std::string Chain(int64_t batch, int64_t c, int64_t m) {
+  const std::string b = std::to_string(batch), cs = std::to_string(c), ms = std::to_string(m);
+  return "graph main (opsets ai.onnx=13)\n"
+         "  input  %x: float32[" + b + "," + cs + ",12,12]\n"
+         "  const  %w1: float32[" + ms + "," + cs + ",3,3] = random(seed=11)\n"
+         "  const  %b1: float32[" + ms + "] = random(seed=12)\n"
+         "  const  %w2: float32[" + ms + "," + ms + ",3,3] = random(seed=13)\n"
+         "  const  %w3: float32[5," + ms + "] = random(seed=14)\n"
+         "  %c1 = Conv(%x, %w1, %b1) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[" + b + "," + ms + ",12,12]  # conv1\n"
+         "  %r1 = Relu(%c1) : float32[" + b + "," + ms + ",12,12]  # relu1\n"
+         "  %c2 = Conv(%r1, %w2) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[" + b + "," + ms + ",12,12]  # conv2\n"
+         "  %a = Add(%c2, %r1) : float32[" + b + "," + ms + ",12,12]  # residual\n"
+         "  %p = MaxPool(%a) {kernel_shape=[2,2], strides=[2,2]} : float32[" + b + "," + ms + ",6,6]  # pool\n"
+         "  %g = GlobalAveragePool(%p) : float32[" + b + "," + ms + ",1,1]  # gap\n"
+         "  %f = Flatten(%g) {axis=1} : float32[" + b + "," + ms + "]  # flatten\n"
+         "  %y = Gemm(%f, %w3) {transB=1} : float32[" + b + ",5]  # fc\n"
+         "  output %y: float32[" + b + ",5]\n";
+}
+
+TEST(LowerLayout, ConvChainStaysBlockedWithReordersOnlyAtItsEnds) {
+  const int64_t block = ActiveBlock();
+  Compiled c = Compile(Chain(2, 16, 32));
+  ASSERT_TRUE(c.module);
+  if (block == 0) {
+    // No conv runs NCHWc, so nothing is blocked and nothing is reordered.
+    EXPECT_EQ(CountDirect(*c.module), 0u);
+    EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
+    EXPECT_EQ(CountBlockedSides(*c.module), 0u);
+  } else {
+    ASSERT_EQ(CountDirect(*c.module), 2u);
+    // x enters through conv1's own in-step reorder (a reorder step there would save nothing);
+    // the conv->relu->conv->add values stay blocked; one reorder step leaves the chain (the
+    // Add's sum, read by MaxPool).
+    EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 1u);
+    EXPECT_EQ(CountBlockedSides(*c.module), 3u);
+    for (const runtime::ValueInfo& v : c.module->values) {
+      if (v.dims.size() == 5) {
+        EXPECT_EQ(v.dims[4], block) << v.name;
+      }
+    }
+  }
+  ExpectMatchesInterpreter(c, RandomTensor({2, 16, 12, 12}, 1));
+}
+
+TEST(LowerLayout, ChannelsThatDoNotFillBlocksStayNchw) {
+  // 20 and 36 channels are multiples of neither 8 nor 16: the convs may run NCHWc, but only
+  // inside their own steps.
+  Compiled c = Compile(Chain(1, 20, 36));
+  ASSERT_TRUE(c.module);
+  EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
+  EXPECT_EQ(CountBlockedSides(*c.module), 0u);
+  for (const runtime::ValueInfo& v : c.module->values) EXPECT_LE(v.dims.size(), 4u) << v.name;
+  ExpectMatchesInterpreter(c, RandomTensor({1, 20, 12, 12}, 3));
+}
+
+TEST(LowerLayout, TurnedOffByEnvironment) {
+  LayoutEnv off("0");
+  EXPECT_FALSE(lower::LayoutPlanningEnabled());
+  Compiled c = Compile(Chain(1, 16, 32));
+  ASSERT_TRUE(c.module);
+  EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
+  EXPECT_EQ(CountBlockedSides(*c.module), 0u);
+  ExpectMatchesInterpreter(c, RandomTensor({1, 16, 12, 12}, 4));
+}
+
+TEST(LowerLayout, ValueWithBlockedAndPlainReadersGetsOneSharedReorder) {
+  const int64_t block = ActiveBlock();
+  // r1 feeds conv2 (blocked), MaxPool and AveragePool (NCHW) and is a graph output.
+  const std::string text =
+      "graph main (opsets ai.onnx=13)\n"
+      "  input  %x: float32[1,16,10,10]\n"
+      "  const  %w1: float32[16,16,3,3] = random(seed=21)\n"
+      "  const  %w2: float32[16,16,3,3] = random(seed=22)\n"
+      "  %c1 = Conv(%x, %w1) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[1,16,10,10]  # conv1\n"
+      "  %r1 = Clip(%c1) {min=0.0, max=6.0} : float32[1,16,10,10]  # clip\n"
+      "  %t1 = Sigmoid(%r1) : float32[1,16,10,10]  # sigmoid\n"
+      "  %c2 = Conv(%t1, %w2) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[1,16,10,10]  # conv2\n"
+      "  %m = Mul(%c2, %r1) : float32[1,16,10,10]  # mul\n"
+      "  %p = MaxPool(%r1) {kernel_shape=[2,2], strides=[2,2]} : float32[1,16,5,5]  # maxpool\n"
+      "  %q = AveragePool(%r1) {kernel_shape=[2,2], strides=[2,2]} : float32[1,16,5,5]  # avgpool\n"
+      "  %s = Add(%p, %q) : float32[1,16,5,5]  # sum\n"
+      "  output %m: float32[1,16,10,10]\n"
+      "  output %s: float32[1,16,5,5]\n"
+      "  output %r1: float32[1,16,10,10]\n";
+  Compiled c = Compile(text);
+  ASSERT_TRUE(c.module);
+  if (block == 0) {
+    EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
+  } else {
+    // r1 out once (both pools and the caller share it); m out to the caller.
+    EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 2u);
+    size_t from_r1 = 0;
+    for (const runtime::Step& s : c.module->steps)
+      if (s.kernel == "layout_reorder" && s.name == "r1") ++from_r1;
+    EXPECT_EQ(from_r1, 1u);
+  }
+  ExpectMatchesInterpreter(c, RandomTensor({1, 16, 10, 10}, 5));
+}
+
+TEST(LowerLayout, BroadcastBinaryAndGemmConvsStayNchw) {
+  // A per-channel Mul (broadcast) is not layout-agnostic and the 1x1 conv runs on a GEMM: the
+  // lone NCHWc conv keeps its in-step reorders.
+  const std::string text =
+      "graph main (opsets ai.onnx=13)\n"
+      "  input  %x: float32[1,16,8,8]\n"
+      "  const  %w1: float32[16,16,3,3] = random(seed=31)\n"
+      "  const  %w2: float32[16,16,1,1] = random(seed=32)\n"
+      "  const  %s: float32[16,1,1] = random(seed=33)\n"
+      "  %c1 = Conv(%x, %w1) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[1,16,8,8]  # conv1\n"
+      "  %m = Mul(%c1, %s) : float32[1,16,8,8]  # scale\n"
+      "  %y = Conv(%m, %w2) {kernel_shape=[1,1]} : float32[1,16,8,8]  # conv1x1\n"
+      "  output %y: float32[1,16,8,8]\n";
+  Compiled c = Compile(text);
+  ASSERT_TRUE(c.module);
+  EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
+  ExpectMatchesInterpreter(c, RandomTensor({1, 16, 8, 8}, 6));
+}
+
+}  // namespace
+}  // namespace kiln
