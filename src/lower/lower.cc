@@ -21,6 +21,19 @@ std::optional<std::vector<int64_t>> StaticFloatDims(const ir::Value* v) {
   return v->type.static_dims();
 }
 
+std::optional<std::vector<int64_t>> BatchFreeFloatDims(const ir::Value* v) {
+  if (v == nullptr || v->type.dtype != DType::kFloat32 || !v->type.shape ||
+      v->type.shape->empty())
+    return std::nullopt;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < v->type.shape->size(); ++i) {
+    const ir::Dim& d = (*v->type.shape)[i];
+    if (!d.is_static() && i != 0) return std::nullopt;
+    dims.push_back(d.is_static() ? d.value : -1);
+  }
+  return dims;
+}
+
 namespace {
 
 using runtime::Module;

@@ -43,5 +43,7 @@ std::span<const NativeLowering> TensorLowerings();   // native_tensor.cc
 // Static float32 dims of `v`, or nullopt when its type is not float32 with a fully static shape
 // (the common precondition of native lowerings).
 std::optional<std::vector<int64_t>> StaticFloatDims(const ir::Value* v);
+// The same, except that the first dim may be symbolic (-1 then): for kernels that run any batch.
+std::optional<std::vector<int64_t>> BatchFreeFloatDims(const ir::Value* v);
 
 }  // namespace kiln::lower

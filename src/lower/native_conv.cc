@@ -66,10 +66,14 @@ Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
       node.outputs.size() != 1 || !node.has_output(0)) {
     return false;
   }
-  const auto x = StaticFloatDims(node.inputs[0]);
-  const auto y = StaticFloatDims(node.outputs[0]);
+  // The batch may be symbolic: the weights are prepared for one image and the kernel runs any N
+  // an image at a time. Every other dim must be static (the prepared algorithm depends on them).
+  auto x = BatchFreeFloatDims(node.inputs[0]);
+  auto y = BatchFreeFloatDims(node.outputs[0]);
   const auto wd = StaticFloatDims(node.inputs[1]);
   if (!x || !y || !wd || x->size() != 4 || wd->size() != 4) return false;
+  if (((*x)[0] < 0) != ((*y)[0] < 0)) return false;
+  if ((*x)[0] < 0) (*x)[0] = (*y)[0] = 1;
   const Tensor* w = ConstantOf(node.inputs[1], *wd);
   const Tensor* b = node.has_input(2) ? ConstantOf(node.inputs[2], {(*wd)[0]}) : nullptr;
   if (!w || (node.has_input(2) && !b)) return false;  // a computed W or B stays on the reference

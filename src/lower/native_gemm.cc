@@ -93,15 +93,18 @@ Expected<bool> LowerGemm(const ir::Node& node, LowerContext& ctx) {
       node.outputs.size() != 1 || !node.has_output(0)) {
     return false;
   }
-  const auto a = StaticFloatDims(node.inputs[0]);
+  // M (the batch of a classifier head) may be symbolic: the kernel runs any M.
+  auto a = BatchFreeFloatDims(node.inputs[0]);
   const auto bd = StaticFloatDims(node.inputs[1]);
-  const auto y = StaticFloatDims(node.outputs[0]);
+  auto y = BatchFreeFloatDims(node.outputs[0]);
   const Tensor* b = ConstantFloat(node.inputs[1]);
   if (!a || !bd || !y || !b || a->size() != 2 || bd->size() != 2 || b->dims() != *bd) return false;
   ir::AttrReader r(node);
   const float alpha = r.Float("alpha", 1.0f), beta = r.Float("beta", 1.0f);
   const bool trans_a = r.Int("transA", 0) != 0, trans_b = r.Int("transB", 0) != 0;
   KILN_RETURN_IF_ERROR(r.status().WithContext(node.Where()));
+  if (((*a)[0] < 0) != ((*y)[0] < 0) || ((*a)[0] < 0 && trans_a)) return false;
+  if ((*a)[0] < 0) (*a)[0] = (*y)[0] = 1;
   Product pr;
   if (fused) {
     auto act = FusedActivation(node);
@@ -145,10 +148,12 @@ Expected<bool> LowerMatMul(const ir::Node& node, LowerContext& ctx) {
       node.outputs.size() != 1 || !node.has_output(0)) {
     return false;
   }
-  const auto a = StaticFloatDims(node.inputs[0]);
+  auto a = BatchFreeFloatDims(node.inputs[0]);
   const auto bd = StaticFloatDims(node.inputs[1]);
-  const auto y = StaticFloatDims(node.outputs[0]);
+  auto y = BatchFreeFloatDims(node.outputs[0]);
   const Tensor* b = ConstantFloat(node.inputs[1]);
+  if (!a || !y || ((*a)[0] < 0) != ((*y)[0] < 0)) return false;
+  if ((*a)[0] < 0) (*a)[0] = (*y)[0] = 1;  // a symbolic batch: the kernel runs any
   // A of rank >= 2 is viewed as [prod(leading dims), K]; a batched or 1-D B is not a single
   // packed matrix, so those stay on the reference.
   if (!a || !bd || !y || !b || a->size() < 2 || bd->size() != 2 || b->dims() != *bd) return false;

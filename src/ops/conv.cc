@@ -148,10 +148,11 @@ Status InferConvShape(ir::Node& node, DType out_type, size_t x_index, size_t w_i
   const ValueType& wt = node.inputs[w_index]->type;
   ValueType out;
   out.dtype = out_type;
-  if (xt.has_static_shape() && wt.has_static_shape()) {
-    KILN_ASSIGN_OR_RETURN(ConvPlan plan,
-                          PlanConv(node, xt.static_dims(), wt.static_dims(), transposed));
+  if (auto xd = StaticDimsBatchAsOne(xt); xd && wt.has_static_shape()) {
+    // A symbolic batch passes through: every other output dim is known.
+    KILN_ASSIGN_OR_RETURN(ConvPlan plan, PlanConv(node, *xd, wt.static_dims(), transposed));
     out = ValueType::Of(out_type, plan.out_dims);
+    (*out.shape)[0] = (*xt.shape)[0];
   } else if (xt.shape) {
     std::vector<Dim> dims(xt.shape->size(), Dim::Unknown());
     if (!dims.empty()) dims[0] = (*xt.shape)[0];

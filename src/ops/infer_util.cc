@@ -95,4 +95,15 @@ Expected<const Tensor*> Input(RunContext& ctx, size_t i, const char* what) {
   return t;
 }
 
+std::optional<std::vector<int64_t>> StaticDimsBatchAsOne(const ValueType& t) {
+  if (!t.shape || t.shape->empty()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < t.shape->size(); ++i) {
+    const Dim& d = (*t.shape)[i];
+    if (!d.is_static() && i != 0) return std::nullopt;
+    dims.push_back(d.is_static() ? d.value : 1);
+  }
+  return dims;
+}
+
 }  // namespace kiln::ops

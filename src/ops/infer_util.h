@@ -29,6 +29,9 @@ const Tensor* ConstantInput(const ir::Node& node, size_t i);
 int64_t InputRank(const ir::Node& node, size_t i);
 // Input i's shape, or nullptr when the input is absent or its rank unknown.
 const std::vector<Dim>* InputShape(const ir::Node& node, size_t i);
+// The dims of `t` when all but the first are static, with the first taken as 1 if it is not:
+// ops that keep the batch dim as it is (Conv, pools) plan with these and put the batch back.
+std::optional<std::vector<int64_t>> StaticDimsBatchAsOne(const ValueType& t);
 // Input i's element type, kUndefined when absent or not known yet.
 DType InputDType(const ir::Node& node, size_t i);
 inline ValueType TypeOf(DType t, std::optional<std::vector<Dim>> shape) {

@@ -48,15 +48,17 @@ Expected<PoolPlan> PlanPool(const ir::Node& node, const std::vector<int64_t>& x)
   return plan;
 }
 
-// [N, C, spatial...] when X's shape is static; [N, C, ?...] when only its rank is known.
+// [N, C, spatial...] when all but the batch dim are static; [N, C, ?...] when only the rank is.
 Status InferPool(ir::Node& node) {
   if (!node.has_input(0)) return Status::Error(node.Where(), "input X is required");
   const ValueType& xt = node.inputs[0]->type;
   ValueType out;
   out.dtype = xt.dtype;
-  if (xt.has_static_shape()) {
-    KILN_ASSIGN_OR_RETURN(PoolPlan plan, PlanPool(node, xt.static_dims()));
+  if (auto xd = StaticDimsBatchAsOne(xt)) {
+    // A symbolic batch passes through: every other output dim is known.
+    KILN_ASSIGN_OR_RETURN(PoolPlan plan, PlanPool(node, *xd));
     out = ValueType::Of(xt.dtype, plan.out_dims);
+    (*out.shape)[0] = (*xt.shape)[0];
   } else if (xt.shape) {
     std::vector<Dim> dims(xt.shape->size(), Dim::Unknown());
     for (size_t i = 0; i < dims.size() && i < 2; ++i) dims[i] = (*xt.shape)[i];

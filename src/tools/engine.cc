@@ -103,13 +103,13 @@ Status Engine::Run(const interp::NamedTensors& inputs, std::vector<Tensor>* outp
   for (int32_t id : module().inputs) {
     const std::string& name = module().values[id].name;
     auto it = inputs.find(name);
-    if (it == inputs.end()) return Status::Error("input '", name, "' is missing");
+    if (it == inputs.end()) return Status::Error("missing input '", name, "'");
     bound_.push_back(&it->second);
   }
   for (const auto& [name, t] : inputs) {
     bool known = false;
     for (int32_t id : module().inputs) known = known || module().values[id].name == name;
-    if (!known) return Status::Error("the model has no input named '", name, "'");
+    if (!known) return Status::Error("'", name, "' is not an input of the model");
   }
   KILN_RETURN_IF_ERROR(session_->Run(bound_, on_step));
   outputs->clear();
