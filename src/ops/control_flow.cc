@@ -1,6 +1,6 @@
 // If, Loop, Scan: the ops that run subgraphs. They have no kernel; the interpreter's
 // run_subgraph callback runs each body, and this file slices and stacks tensors around it.
-// Sequence- and Optional-typed values are outside kiln's IR, so bodies carry tensors only.
+// Bodies may carry sequences and optionals as loop-carried values; scans stack tensors only.
 #include <algorithm>
 #include <cstring>
 
@@ -177,6 +177,9 @@ Status InferLoop(ir::Node& node) {
     if (i < carried) {
       // The carried value may change shape between iterations; its type is the initial one's.
       t.dtype = node.has_input(i + 2) ? node.inputs[i + 2]->type.dtype : DType::kUndefined;
+      // A sequence/optional is what the body makes it: an optional may go in (empty) and a
+      // sequence come out (opset 16's loop over an optional sequence).
+      if (body->outputs[i + 1]->type.is_container()) t = body->outputs[i + 1]->type;
     } else {
       const ValueType& elem = body->outputs[i + 1]->type;
       t.dtype = elem.dtype;

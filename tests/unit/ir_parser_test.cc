@@ -117,5 +117,31 @@ TEST(IrParser, RoundTripsAnImportedModel) {
             model->graph->FindValue("features.1.running_mean")->constant->ToFloatVector());
 }
 
+TEST(IrParser, RoundTripsSequenceAndOptionalTypes) {
+  ExpectRoundTrip(
+      "graph g (opsets ai.onnx=17)\n"
+      "  input  %s: seq(float32[?,3])\n"
+      "  input  %o: optional(seq(int64[*]))\n"
+      "  input  %u: seq(undefined[*])\n"
+      "  %e = OptionalGetElement(%o) : seq(int64[*])\n"
+      "  %h = OptionalHasElement(%o) : bool[]\n"
+      "  %p = Optional(%s) : optional(seq(float32[?,3]))\n"
+      "  output %e: seq(int64[*])\n"
+      "  output %h: bool[]\n"
+      "  output %p: optional(seq(float32[?,3]))\n");
+  auto g = ParseGraph("graph g\n  input  %s: seq(float32[2])\n  output %s: seq(float32[2])\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const ValueType& t = (*g)->inputs[0]->type;
+  EXPECT_EQ(t.dtype, DType::kSequence);
+  EXPECT_EQ(t.item().dtype, DType::kFloat32);
+  EXPECT_EQ(t.item().static_dims(), std::vector<int64_t>{2});
+  EXPECT_EQ(t.ToString(), "seq(float32[2])");
+  ExpectParseError("graph g\n  input  %s: seq(float32[2]\n", "expected ')'");
+  ExpectParseError("graph g\n  const  %s: seq(float32[1]) = [1]\n", "static shape");
+  std::string deep = "float32[1]";
+  for (int i = 0; i < 20; ++i) deep = "seq(" + deep + ")";
+  ExpectParseError("graph g\n  input  %s: " + deep + "\n", "nest deeper");
+}
+
 }  // namespace
 }  // namespace kiln::ir
