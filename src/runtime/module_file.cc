@@ -66,7 +66,8 @@ flatbuffers::Offset<flatbuffers::Vector<T>> Vec(flatbuffers::FlatBufferBuilder& 
 
 flatbuffers::Offset<fb::Step> BuildStep(flatbuffers::FlatBufferBuilder& b, const Step& s) {
   std::vector<flatbuffers::Offset<fb::IntParam>> ints;
-  for (const auto& [k, v] : s.params.ints) ints.push_back(fb::CreateIntParam(b, b.CreateString(k), v));
+  for (const auto& [k, v] : s.params.ints)
+    ints.push_back(fb::CreateIntParam(b, b.CreateString(k), v));
   std::vector<flatbuffers::Offset<fb::FloatParam>> floats;
   for (const auto& [k, v] : s.params.floats)
     floats.push_back(fb::CreateFloatParam(b, b.CreateString(k), v));
@@ -206,7 +207,8 @@ Status ReadPlan(const fb::Plan& plan, Module& m) {
     return Status::Error("the plan says format version ", m.version, " but the header says ",
                          kModuleFormatVersion, " (corrupted)");
   const int32_t isa = plan.isa();
-  if (isa < static_cast<int32_t>(IsaLevel::kScalar) || isa > static_cast<int32_t>(IsaLevel::kAvx512))
+  if (isa < static_cast<int32_t>(IsaLevel::kScalar) ||
+      isa > static_cast<int32_t>(IsaLevel::kAvx512))
     return Status::Error("unknown ISA level ", isa);
   m.isa = static_cast<IsaLevel>(isa);
   m.producer = Str(plan.producer());
@@ -266,7 +268,8 @@ Status CheckHeader(std::span<const std::byte> bytes, const FileHeader& h) {
   if (h.header_size != sizeof(FileHeader))
     return Status::Error("header size ", h.header_size, " (this format's is ", sizeof(FileHeader),
                          "); the file is corrupted");
-  if (h.reserved != 0) return Status::Error("reserved header field is not zero; the file is corrupted");
+  if (h.reserved != 0)
+    return Status::Error("reserved header field is not zero; the file is corrupted");
   const uint64_t size = bytes.size();
   // Every section inside the file, in order, and nothing after the weights: a truncated or
   // extended file is reported as such rather than as a checksum or parse failure.

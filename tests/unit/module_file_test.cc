@@ -382,7 +382,8 @@ std::vector<std::byte> HostileFile(const PlanSpec& s) {
   auto value = fb::CreateValue(b, b.CreateString("v"), s.dtype, true,
                                b.CreateVector(std::vector<int64_t>{2}),
                                b.CreateVector(std::vector{b.CreateString("")}), s.kind, -1);
-  std::vector<flatbuffers::Offset<fb::IntParam>> ints = {fb::CreateIntParam(b, b.CreateString("k"), 1)};
+  std::vector<flatbuffers::Offset<fb::IntParam>> ints = {
+      fb::CreateIntParam(b, b.CreateString("k"), 1)};
   if (s.duplicate_key) ints.push_back(fb::CreateIntParam(b, b.CreateString("k"), 2));
   auto step = fb::CreateStep(b, b.CreateString("kern"), b.CreateString("n"), 0, 0, 0, 0,
                              b.CreateVector(ints));

@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::ifstream in(dir + "/module.kiln", std::ios::binary);
-  const std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> file((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
   uint64_t plan_at = 0, plan_size = 0;  // header fields at bytes 16 and 24
   if (file.size() < 64) return 1;
   std::memcpy(&plan_at, file.data() + 16, 8);
