@@ -204,6 +204,27 @@ TEST(DwConv, MobileNetShapes) {
   }
 }
 
+// The NCHW driver hands the row kernels several output rows per call (as many as 128 row
+// pointers hold): planes taller than one call, with padding rows at both ends, and a tall
+// vertical stride that leaves only a few rows per call.
+TEST(DwConv, ManyRowsPerCall) {
+  std::mt19937 rng(kSeed + 6);
+  for (size_t k : {3, 5}) {
+    for (size_t s : {1, 2}) {
+      for (size_t w : {6, 21}) {
+        if (!Check(Make(2, 300, w, k, s, k / 2, k / 2, k / 2, k / 2), true, Activation::kClip,
+                   rng)) {
+          return;
+        }
+      }
+      if (!Check(Make(2, 260, 9, k, s, 6, 1, 5, 2), false, Activation::kSilu, rng)) return;
+    }
+  }
+  DwConvParams p = Make(3, 400, 11, 3, 1, 1, 1, 1, 1);
+  p.stride_h = 40;
+  if (!Check(p, true, Activation::kRelu, rng)) return;
+}
+
 TEST(DwConv, BlockedChannels) {
   std::mt19937 rng(kSeed + 5);
   for (size_t cb : {8, 16}) {

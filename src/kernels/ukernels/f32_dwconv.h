@@ -8,7 +8,8 @@
 
 namespace kiln::ukernels {
 
-// One output row of one channel:
+// `count` output rows of one channel; row i reads rows[i * row_step + ky] (row_step is the
+// vertical stride) and writes out + i * out_w. For each such row:
 //   out[ox] = clamp(bias + sum_{ky < kh, kx < kw} w[ky * kw + kx] * in(ky, ox * stride + kx -
 //             pad_left), min, max)   for ox < out_w,
 // where in(ky, col) is rows[ky][col] for 0 <= col < in_w and zero otherwise, or when rows[ky] is
@@ -18,6 +19,7 @@ namespace kiln::ukernels {
 struct F32DwConvRow {
   size_t kh, kw, stride;
   size_t in_w, out_w, pad_left;
+  size_t count, row_step;  // several rows per call: weights are set up once, not per row
   const float* const* rows;
   const float* w;
   float bias, min, max;

@@ -64,13 +64,23 @@ void Row(const F32DwConvRow* a, size_t kh, size_t kw, size_t stride) {
   for (size_t ox = lo; ox < hi; ++ox) out[ox] = Clamp(out[ox], a->min, a->max);
 }
 
+template <size_t kKh, size_t kKw, size_t kStride>
+void Rows(const F32DwConvRow* a) {
+  F32DwConvRow one = *a;
+  for (size_t i = 0; i < a->count; ++i) {
+    one.rows = a->rows + i * a->row_step;
+    one.out = a->out + i * a->out_w;
+    Row<kKh, kKw, kStride>(&one, a->kh, a->kw, a->stride);  // Row fixes them when specialized
+  }
+}
+
 }  // namespace
 
-void f32_dwconv__scalar(const F32DwConvRow* a) { Row<0, 0, 0>(a, a->kh, a->kw, a->stride); }
-void f32_dwconv3x3_s1__scalar(const F32DwConvRow* a) { Row<3, 3, 1>(a, 3, 3, 1); }
-void f32_dwconv3x3_s2__scalar(const F32DwConvRow* a) { Row<3, 3, 2>(a, 3, 3, 2); }
-void f32_dwconv5x5_s1__scalar(const F32DwConvRow* a) { Row<5, 5, 1>(a, 5, 5, 1); }
-void f32_dwconv5x5_s2__scalar(const F32DwConvRow* a) { Row<5, 5, 2>(a, 5, 5, 2); }
+void f32_dwconv__scalar(const F32DwConvRow* a) { Rows<0, 0, 0>(a); }
+void f32_dwconv3x3_s1__scalar(const F32DwConvRow* a) { Rows<3, 3, 1>(a); }
+void f32_dwconv3x3_s2__scalar(const F32DwConvRow* a) { Rows<3, 3, 2>(a); }
+void f32_dwconv5x5_s1__scalar(const F32DwConvRow* a) { Rows<5, 5, 1>(a); }
+void f32_dwconv5x5_s2__scalar(const F32DwConvRow* a) { Rows<5, 5, 2>(a); }
 
 }  // namespace kiln::ukernels
 
