@@ -78,6 +78,8 @@ std::vector<ConvParams> Shapes() {
       P(1, 17, 9, 9, 33, 1, 1),
       P(2, 32, 6, 5, 24, 1, 1, 1, 0, 1, 2),
       P(1, 24, 11, 11, 20, 1, 1, 2),
+      Asym(P(2, 16, 9, 10, 12, 1, 1, 1, 0, 1, 2), 0, 0, 0, 0, 2, 3),  // strided 1x1, grouped
+      P(1, 40, 14, 14, 24, 1, 1, 2),
       P(1, 8, 7, 7, 16, 3, 3, 1, 1),
       P(1, 16, 13, 30, 32, 3, 3, 1, 1),
       P(1, 19, 6, 27, 31, 3, 3, 1, 1),
@@ -88,6 +90,8 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 4, 4, 16, 3, 3, 1, 3),  // rows and columns whose window misses the input
       P(1, 24, 12, 12, 9, 5, 5, 1, 2),
       P(1, 3, 23, 23, 16, 7, 7, 2, 3),
+      P(1, 3, 64, 61, 8, 7, 7, 2, 3),  // a stem over several im2col column blocks
+      Asym(P(1, 4, 9, 20, 6, 3, 5), 0, 4, 0, 1, 1, 3),  // left padding wider than a stride
       P(1, 10, 7, 9, 12, 1, 3, 1, 1),
       P(1, 16, 9, 8, 32, 3, 1, 1, 1),
       P(1, 12, 8, 8, 18, 3, 3, 1, 1, 1, 3),
@@ -230,6 +234,8 @@ TEST(Conv, EveryActivationOnEachAlgorithm) {
 
 TEST(Conv, CostModelPicks) {
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 1, 1), IsaLevel::kAvx2), Algorithm::kGemm1x1);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 256, 56, 56, 512, 1, 1, 2), IsaLevel::kAvx2),
+            Algorithm::kGemm1x1);
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kAvx2),
             Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kScalar),

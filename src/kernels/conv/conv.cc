@@ -114,8 +114,9 @@ bool Supports(Algorithm a, const ConvParams& p) {
     case Algorithm::kIm2colGemm:
       return true;
     case Algorithm::kGemm1x1:
-      return p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
-             p.pad_left == 0 && p.pad_bottom == 0 && p.pad_right == 0;
+      // Any stride: a strided 1x1 gathers its subsampled input first (gemm_paths.cc).
+      return p.kh == 1 && p.kw == 1 && p.pad_top == 0 && p.pad_left == 0 && p.pad_bottom == 0 &&
+             p.pad_right == 0;
     case Algorithm::kDirectNchwc:
       return p.groups == 1;
     case Algorithm::kDepthwise:
@@ -137,6 +138,7 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
 }
 
 size_t PreparedConv::WorkspaceSize(size_t threads) const {
+  if (algorithm_ == Algorithm::kGemm1x1) return Gemm1x1Workspace(*this);
   if (algorithm_ != Algorithm::kIm2colGemm) return 0;
   return Im2colWorkspace(*this, threads);
 }
@@ -279,7 +281,6 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
   }
   switch (conv.algorithm()) {
     case Algorithm::kGemm1x1:
-      return RunGemm1x1(conv, x, y, o);
     case Algorithm::kIm2colGemm: {
       const size_t need = conv.WorkspaceSize(ThreadCount(o.pool));
       std::vector<float> own;
@@ -288,6 +289,7 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
         own.resize(need);
         ws = own.data();
       }
+      if (conv.algorithm() == Algorithm::kGemm1x1) return RunGemm1x1(conv, x, y, o, ws);
       return RunIm2colGemm(conv, x, y, o, ws);
     }
     case Algorithm::kDirectNchwc:

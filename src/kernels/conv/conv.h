@@ -2,8 +2,9 @@
 //
 // Weights are prepared once (PrepareConv) into an immutable PreparedConv that many threads may
 // share; each Run carries its own buffers. Algorithms:
-//   kGemm1x1     1x1, stride 1, no padding: W[M x C] * x[C x HW] per group, x read in place
-//                (no im2col), W prepacked with gemm::PackA.
+//   kGemm1x1     1x1, no padding: W[M x C] * x[C x HW] per group, x read in place (no im2col),
+//                W prepacked with gemm::PackA; with a stride, the subsampled x is gathered into
+//                the workspace (C/g x OH*OW floats) first.
 //   kIm2colGemm  the general case: columns of im2col built a block at a time (the block stays in
 //                L2) and multiplied by the prepacked W; any padding, stride, dilation and groups.
 //   kDirectNchwc direct convolution on the channel-blocked layout NCHWc (c = 8 for scalar and
@@ -62,8 +63,9 @@ enum class Layout {
 // Whether `a` can run `p` (kAuto: always).
 bool Supports(Algorithm a, const ConvParams& p);
 
-// The cost model: kDepthwise for depthwise layers, kGemm1x1 for plain 1x1, kDirectNchwc for
-// dense windows with enough channels to fill a block on a SIMD ISA, else kIm2colGemm.
+// The cost model: kDepthwise for depthwise layers, kGemm1x1 for unpadded 1x1 (any stride),
+// kDirectNchwc for dense windows with enough channels to fill a block on a SIMD ISA, else
+// kIm2colGemm.
 Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa);
 
 struct PrepareOptions {

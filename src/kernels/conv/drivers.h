@@ -31,7 +31,11 @@ float ApplyActivation(const gemm::Epilogue& ep, float v);
 
 // kGemm1x1 and kIm2colGemm: W of each group packed with gemm::PackA.
 Status PrepareGemm(const float* weights, PreparedConv* conv);
-Status RunGemm1x1(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
+// kGemm1x1 with a stride gathers the subsampled input of one group into the workspace.
+bool Gemm1x1Strided(const ConvParams& p);
+size_t Gemm1x1Workspace(const PreparedConv& conv);
+Status RunGemm1x1(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                  float* workspace);
 size_t Im2colWorkspace(const PreparedConv& conv, size_t threads);
 Status RunIm2colGemm(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
                      float* workspace);

@@ -1,7 +1,10 @@
 // kGemm1x1 and kIm2colGemm: the convolution as W[M/g x K] * columns[K x OH*OW] per image and
 // group, K = C/g * KH * KW, with W prepacked once by gemm::PackA.
 //
-// 1x1 with stride 1 and no padding reads the input in place as the [C/g x H*W] right-hand side.
+// 1x1 with stride 1 and no padding reads the input in place as the [C/g x H*W] right-hand side;
+// a strided 1x1 (no padding) is the same product on the subsampled input, which is gathered into
+// the workspace first (C/g x OH*OW floats, a fraction of the GEMM's work: each is used M/g times),
+// rather than through im2col's general per-element loop and column blocks.
 // Otherwise im2col builds the columns a block of output positions at a time, so that a block
 // (K x nb floats) stays in L2 while the GEMM packs it; threads take whole blocks when there are
 // enough of them, else the GEMM splits each block over the pool.
@@ -32,6 +35,15 @@ gemm::Options GroupOptions(const RunOptions& o, size_t group, size_t mg, ThreadP
   return g;
 }
 
+// The first output column whose input column ow * sw + off - pad lies at or right of 0.
+size_t ValidFrom(size_t off, size_t pad, size_t sw) {
+  return off >= pad ? 0 : (pad - off + sw - 1) / sw;
+}
+// One past the last output column whose input column lies left of w (0 if none does).
+size_t ValidTo(size_t off, size_t pad, size_t sw, size_t w) {
+  return w + pad <= off ? 0 : (w + pad - off - 1) / sw + 1;
+}
+
 // col[k][j - j0] for j in [j0, j0 + nb): output position j = oh * OW + ow, k = (ci, kh, kw).
 void Im2colBlock(const ConvParams& p, const float* x, size_t j0, size_t nb, float* col) {
   const size_t cg = p.c / p.groups, ow_n = p.out_w();
@@ -52,14 +64,23 @@ void Im2colBlock(const ConvParams& p, const float* x, size_t j0, size_t nb, floa
             std::fill(d, d + (ow1 - ow0), 0.0f);
           } else {
             const float* row = xc + static_cast<size_t>(ih) * p.w;
-            const ptrdiff_t off =
-                static_cast<ptrdiff_t>(kw * p.dilation_w) - static_cast<ptrdiff_t>(p.pad_left);
-            const ptrdiff_t sw = static_cast<ptrdiff_t>(p.stride_w);
-            const ptrdiff_t w = static_cast<ptrdiff_t>(p.w);
-            for (size_t ow = ow0; ow < ow1; ++ow) {
-              const ptrdiff_t iw = static_cast<ptrdiff_t>(ow) * sw + off;
-              d[ow - ow0] = iw >= 0 && iw < w ? row[iw] : 0.0f;
+            // Columns [lo, hi) read inside the row, the rest are padding: the copy in between
+            // runs without a per-element bounds check (with it, a 3x3 64@56x56 conv took 25%
+            // longer and the 7x7 s2 ResNet stem 10%).
+            const size_t off = kw * p.dilation_w, sw = p.stride_w;
+            const size_t lo = std::clamp(ValidFrom(off, p.pad_left, sw), ow0, ow1);
+            const size_t hi = std::clamp(ValidTo(off, p.pad_left, sw, p.w), lo, ow1);
+            std::fill(d, d + (lo - ow0), 0.0f);
+            if (hi > lo) {  // lo >= ValidFrom here, so the offset below does not wrap
+              const float* src = row + (lo * sw + off - p.pad_left);
+              float* dd = d + (lo - ow0);
+              if (sw == 1) {
+                std::memcpy(dd, src, (hi - lo) * sizeof(float));
+              } else {
+                for (size_t i = 0; i < hi - lo; ++i) dd[i] = src[i * sw];
+              }
             }
+            std::fill(d + (hi - ow0), d + (ow1 - ow0), 0.0f);
           }
           j += ow1 - ow0;
         }
@@ -68,7 +89,30 @@ void Im2colBlock(const ConvParams& p, const float* x, size_t j0, size_t nb, floa
   }
 }
 
+// dst[ci][oh * OW + ow] = x[ci][oh * stride_h][ow * stride_w] for the cg channels at x.
+void Subsample(const ConvParams& p, size_t cg, const float* x, float* dst) {
+  const size_t oh_n = p.out_h(), ow_n = p.out_w(), sh = p.stride_h, sw = p.stride_w;
+  for (size_t ci = 0; ci < cg; ++ci) {
+    const float* xc = x + ci * p.h * p.w;
+    for (size_t oh = 0; oh < oh_n; ++oh, dst += ow_n) {
+      const float* row = xc + oh * sh * p.w;
+      if (sw == 1) {
+        std::memcpy(dst, row, ow_n * sizeof(float));
+      } else {
+        for (size_t ow = 0; ow < ow_n; ++ow) dst[ow] = row[ow * sw];
+      }
+    }
+  }
+}
+
 }  // namespace
+
+bool Gemm1x1Strided(const ConvParams& p) { return p.stride_h != 1 || p.stride_w != 1; }
+
+size_t Gemm1x1Workspace(const PreparedConv& conv) {
+  const ConvParams& p = conv.params();
+  return Gemm1x1Strided(p) ? p.c / p.groups * p.out_h() * p.out_w() : 0;
+}
 
 Status PrepareGemm(const float* weights, PreparedConv* conv) {
   using A = PreparedConvAccess;
@@ -83,14 +127,22 @@ Status PrepareGemm(const float* weights, PreparedConv* conv) {
   return Status::Ok();
 }
 
-Status RunGemm1x1(const PreparedConv& conv, const float* x, float* y, const RunOptions& o) {
+Status RunGemm1x1(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                  float* workspace) {
   const ConvParams& p = conv.params();
   const size_t cg = p.c / p.groups, mg = p.m / p.groups, hw = p.h * p.w;
+  const size_t ohw = p.out_h() * p.out_w();
+  const bool strided = Gemm1x1Strided(p);
   const auto& packed = PreparedConvAccess::packed(conv);
   for (size_t n = 0; n < p.n; ++n) {
     for (size_t g = 0; g < p.groups; ++g) {
-      KILN_RETURN_IF_ERROR(gemm::SgemmPackedA(packed[g], hw, x + (n * p.c + g * cg) * hw, hw,
-                                              y + (n * p.m + g * mg) * hw, hw,
+      const float* b = x + (n * p.c + g * cg) * hw;
+      if (strided) {
+        Subsample(p, cg, b, workspace);
+        b = workspace;
+      }
+      KILN_RETURN_IF_ERROR(gemm::SgemmPackedA(packed[g], ohw, b, ohw,
+                                              y + (n * p.m + g * mg) * ohw, ohw,
                                               GroupOptions(o, g, mg, o.pool)));
     }
   }
