@@ -223,8 +223,10 @@ TEST(Gemm, StridesAndTransposes) {
 }
 
 TEST(Gemm, PackedOperands) {
-  const size_t shapes[][3] = {{1, 1, 1}, {1, 100, 129}, {13, 17, 7}, {64, 129, 100},
-                              {129, 64, 31}, {200, 3, 300}};
+  // {16, 1000, 64} and {300, 20, 129} are big enough for two threads and split along the side
+  // the packed operand is not prepacked for (N with packed A, M with packed B).
+  const size_t shapes[][3] = {{1, 1, 1},      {1, 100, 129},  {13, 17, 7},    {64, 129, 100},
+                              {129, 64, 31},  {200, 3, 300},  {16, 1000, 64}, {300, 20, 129}};
   for (IsaLevel isa : IsaLevels()) {
     for (const auto& s : shapes) {
       for (auto path : {Case::kPackedA, Case::kPackedB}) {
