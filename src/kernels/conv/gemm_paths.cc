@@ -76,6 +76,8 @@ void Im2colBlock(const ConvParams& p, const float* x, size_t j0, size_t nb, floa
               float* dd = d + (lo - ow0);
               if (sw == 1) {
                 std::memcpy(dd, src, (hi - lo) * sizeof(float));
+              } else if (sw == 2) {  // a constant stride lets the compiler vectorize
+                for (size_t i = 0; i < hi - lo; ++i) dd[i] = src[2 * i];
               } else {
                 for (size_t i = 0; i < hi - lo; ++i) dd[i] = src[i * sw];
               }
@@ -98,6 +100,8 @@ void Subsample(const ConvParams& p, size_t cg, const float* x, float* dst) {
       const float* row = xc + oh * sh * p.w;
       if (sw == 1) {
         std::memcpy(dst, row, ow_n * sizeof(float));
+      } else if (sw == 2) {  // a constant stride lets the compiler vectorize
+        for (size_t ow = 0; ow < ow_n; ++ow) dst[ow] = row[2 * ow];
       } else {
         for (size_t ow = 0; ow < ow_n; ++ow) dst[ow] = row[ow * sw];
       }
