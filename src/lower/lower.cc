@@ -70,6 +70,7 @@ class Lowerer final : public LowerContext {
       : graph_(graph), options_(options) {}
 
   IsaLevel isa() const override { return options_.isa; }
+  bool measure_algorithms() const override { return options_.measure_algorithms; }
 
   Expected<int32_t> ValueId(const ir::Value* v) override {
     if (v == nullptr) return -1;

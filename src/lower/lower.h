@@ -20,6 +20,9 @@ struct LowerOptions {
   IsaLevel isa = ActiveIsa();
   // false (-O0): every node goes to reference partitions.
   bool native = true;
+  // -O3: convolution algorithms are measured on this machine (one thread) rather than picked by
+  // the cost model. Slower to compile; the module still runs anywhere its ISA does.
+  bool measure_algorithms = false;
   std::string producer;
 };
 

@@ -129,6 +129,11 @@ Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
 
   conv::PrepareOptions options;
   options.isa = ctx.isa();
+  if (ctx.measure_algorithms()) {
+    // Timed once per distinct layer (MeasureAlgorithm caches by shape, ISA and threads).
+    auto measured = conv::MeasureAlgorithm(p, nullptr, ctx.isa());
+    if (measured.ok()) options.algorithm = *measured;
+  }
   KILN_ASSIGN_OR_RETURN(conv::PreparedConv prepared,
                         conv::PrepareConv(p, w->data<float>(), options));
 

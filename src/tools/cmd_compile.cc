@@ -57,6 +57,7 @@ int Compile(const CompileOptions& opts) {
 
   lower::LowerOptions lo;
   lo.native = opts.opt_level > 0;
+  lo.measure_algorithms = opts.opt_level >= 3;
   lo.producer = StrCat("kiln from ", std::filesystem::path(opts.model).filename().string(),
                        " at -O", opts.opt_level);
   lower::LowerReport report;

@@ -32,6 +32,7 @@ Expected<CompileResult> CompileOnnx(const std::string& path, int opt_level) {
   KILN_RETURN_IF_ERROR(Optimize(*model.graph, opt_level));
   lower::LowerOptions options;
   options.native = opt_level > 0;
+  options.measure_algorithms = opt_level >= 3;
   options.producer = StrCat("kiln from ", path, " at -O", opt_level);
   CompileResult result;
   KILN_ASSIGN_OR_RETURN(result.module, lower::Lower(*model.graph, options, &result.report));
@@ -73,6 +74,7 @@ Expected<std::unique_ptr<Engine>> Engine::Compile(ir::Graph& graph, const Engine
   KILN_RETURN_IF_ERROR(Optimize(graph, options.opt_level));
   lower::LowerOptions lo;
   lo.native = options.opt_level > 0;
+  lo.measure_algorithms = options.opt_level >= 3;
   lo.producer = producer;
   lower::LowerReport report;
   KILN_ASSIGN_OR_RETURN(runtime::Module module, lower::Lower(graph, lo, &report));

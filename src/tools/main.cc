@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "Run a model on given (.npy) or random inputs");
   run_cmd->add_option("model", run.model, "Model file (.onnx, compiled in memory, or .kiln)")
       ->required();
-  run_cmd->add_option("-O", run.opt_level, "Optimization level for an .onnx model (0-2)")
-      ->check(CLI::Range(0, 2));
+  run_cmd->add_option("-O", run.opt_level, "Optimization level for an .onnx model (0-3)")
+      ->check(CLI::Range(0, 3));
   run_cmd->add_option("--input", run.inputs, "Input as NAME=FILE.npy (repeatable)");
   run_cmd->add_option("--output-dir", run.output_dir, "Write each output as DIR/NAME.npy");
   run_cmd->add_option("--threads", run.threads, "Threads for the run")
@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
   comp_cmd->add_option("-o,--output", comp.output, "Write the compiled module here (.kiln)");
   comp_cmd->add_option("-O", comp.opt_level,
                        "Optimization level: 0 reference kernels only, 1 simplify, 2 fuse and "
-                       "native kernels")
-      ->check(CLI::Range(0, 2));
+                       "native kernels, 3 also measure convolution algorithms")
+      ->check(CLI::Range(0, 3));
   comp_cmd->add_option("--print-ir-after", comp.print_ir_after, "Print the IR after 'all' or NAME");
   comp_cmd->add_option("--disable-pass", comp.disabled_passes, "Skip this pass (repeatable)");
   comp_cmd->add_flag("--time-passes", comp.time_passes, "Print each pass's time");

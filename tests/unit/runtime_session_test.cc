@@ -59,6 +59,7 @@ Compiled Compile(const std::string& text, int opt_level = 2) {
   EXPECT_TRUE(pm.Run(**optimized).ok());
   lower::LowerOptions options;
   options.native = opt_level > 0;
+  options.measure_algorithms = opt_level >= 3;
   auto module = lower::Lower(**optimized, options, &c.report);
   EXPECT_TRUE(module.ok()) << module.status().message();
   auto model = runtime::CompiledModel::Create(
@@ -101,13 +102,13 @@ std::unique_ptr<runtime::Session> NewSession(const Compiled& c, int threads = 1)
 }
 
 TEST(RuntimeSession, CompiledCnnMatchesInterpreterAtEveryLevel) {
-  for (int level : {0, 1, 2}) {
+  for (int level : {0, 1, 2, 3}) {
     SCOPED_TRACE(level);
     Compiled c = Compile(Cnn("1"), level);
     if (level == 0) {
       EXPECT_EQ(c.report.native_steps, 0u);
     }
-    if (level == 2) {
+    if (level >= 2) {
       EXPECT_GT(c.report.native_steps, 0u);
     }
     EXPECT_GE(c.report.reference_steps, 1u);  // Softsign has no native kernel
