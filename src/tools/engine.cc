@@ -101,6 +101,21 @@ std::vector<std::string> Engine::OutputNames() const {
 
 Status Engine::Run(const interp::NamedTensors& inputs, std::vector<Tensor>* outputs,
                    const runtime::StepTimeFn& on_step) {
+  KILN_RETURN_IF_ERROR(Bind(inputs));
+  KILN_RETURN_IF_ERROR(RunBound(on_step));
+  outputs->clear();
+  for (size_t i = 0; i < session_->num_outputs(); ++i) {
+    // Views of the session's arena die at the next run: the caller gets its own copy.
+    outputs->push_back(session_->output(i).Clone());
+  }
+  return Status::Ok();
+}
+
+Status Engine::RunBound(const runtime::StepTimeFn& on_step) {
+  return session_->Run(bound_, on_step);
+}
+
+Status Engine::Bind(const interp::NamedTensors& inputs) {
   bound_.clear();
   for (int32_t id : module().inputs) {
     const std::string& name = module().values[id].name;
@@ -112,12 +127,6 @@ Status Engine::Run(const interp::NamedTensors& inputs, std::vector<Tensor>* outp
     bool known = false;
     for (int32_t id : module().inputs) known = known || module().values[id].name == name;
     if (!known) return Status::Error("'", name, "' is not an input of the model");
-  }
-  KILN_RETURN_IF_ERROR(session_->Run(bound_, on_step));
-  outputs->clear();
-  for (size_t i = 0; i < session_->num_outputs(); ++i) {
-    // Views of the session's arena die at the next run: the caller gets its own copy.
-    outputs->push_back(session_->output(i).Clone());
   }
   return Status::Ok();
 }

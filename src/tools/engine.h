@@ -42,6 +42,10 @@ class Engine {
   // Inputs by name (every model input); outputs in the model's order (copies, the caller's).
   Status Run(const interp::NamedTensors& inputs, std::vector<Tensor>* outputs,
              const runtime::StepTimeFn& on_step = {});
+  // The two halves of Run, for timing the session alone: Bind checks and binds `inputs` (which
+  // must outlive the runs), RunBound runs the session on them; outputs stay in session().
+  Status Bind(const interp::NamedTensors& inputs);
+  Status RunBound(const runtime::StepTimeFn& on_step = {});
 
   const runtime::Module& module() const { return model_->module(); }
   std::vector<InputInfo> Inputs() const;
