@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "kernels/gemm/gemm.h"
 #include "runtime/module.h"
 #include "support/cpu.h"
 #include "support/status.h"
@@ -46,6 +47,10 @@ std::span<const NativeLowering> TensorLowerings();   // native_tensor.cc
 // Static float32 dims of `v`, or nullopt when its type is not float32 with a fully static shape
 // (the common precondition of native lowerings).
 std::optional<std::vector<int64_t>> StaticFloatDims(const ir::Value* v);
+// The activation of a kiln.FusedConv / kiln.FusedGemm node as a GEMM epilogue; nullopt when it
+// is not one the kernels fuse (the node then runs in a reference partition).
+std::optional<gemm::Epilogue> FusedActivation(const ir::Node& node);
+
 // The same, except that the first dim may be symbolic (-1 then): for kernels that run any batch.
 std::optional<std::vector<int64_t>> BatchFreeFloatDims(const ir::Value* v);
 
