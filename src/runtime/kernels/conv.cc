@@ -18,6 +18,7 @@
 
 #include "kernels/conv/layout.h"
 #include "runtime/kernels/families.h"
+#include "runtime/kernels/prepacked_params.h"
 
 namespace kiln::runtime {
 namespace {
@@ -28,51 +29,9 @@ size_t RoundUp(size_t floats) {
   return (floats + kFloatsPerLine - 1) / kFloatsPerLine * kFloatsPerLine;
 }
 
-// The bytes of step.blobs[i], checked against the module (CreateKernel may see an unvalidated one).
-Expected<std::span<const std::byte>> StepBlob(const Step& step, const Module& module, size_t i) {
-  if (i >= step.blobs.size()) return Status::Error("blob ", i, " of the step is missing");
-  const int32_t id = step.blobs[i];
-  if (id < 0 || static_cast<size_t>(id) >= module.blobs.size()) {
-    return Status::Error("the step's blob ", id, " does not exist");
-  }
-  const Blob& b = module.blobs[static_cast<size_t>(id)];
-  if (!module.weights || b.offset > module.weights_size ||
-      b.size > module.weights_size - b.offset) {
-    return Status::Error("blob ", id, " lies outside the module's weights");
-  }
-  return module.BlobBytes(id);
-}
-
-// An int param in [lo, hi].
-Expected<size_t> SizeParam(const StepParams& params, const std::string& key, int64_t lo,
-                           int64_t hi) {
-  KILN_ASSIGN_OR_RETURN(int64_t v, params.Int(key));
-  if (v < lo || v > hi) {
-    return Status::Error("step parameter '", key, "' = ", v, " is outside [", lo, ", ", hi, "]");
-  }
-  return static_cast<size_t>(v);
-}
-
-// The epilogue's activation from the params (named by gemm::ActivationName).
-Status ReadActivation(const StepParams& params, gemm::Epilogue* ep) {
-  KILN_ASSIGN_OR_RETURN(std::string name, params.String("activation"));
-  bool found = false;
-  for (gemm::Activation a :
-       {gemm::Activation::kNone, gemm::Activation::kRelu, gemm::Activation::kClip,
-        gemm::Activation::kSilu, gemm::Activation::kHardSwish, gemm::Activation::kGelu}) {
-    if (name == gemm::ActivationName(a)) {
-      ep->activation = a;
-      found = true;
-    }
-  }
-  if (!found) return Status::Error("unknown activation '", name, "'");
-  ep->clip_min = static_cast<float>(params.FloatOr("clip_min", 0.0));
-  ep->clip_max = static_cast<float>(params.FloatOr("clip_max", 6.0));
-  if (ep->activation == gemm::Activation::kClip && !(ep->clip_min <= ep->clip_max)) {
-    return Status::Error("clip bounds [", ep->clip_min, ", ", ep->clip_max, "] are not ordered");
-  }
-  return Status::Ok();
-}
+using prepacked::ReadActivation;
+using prepacked::SizeParam;
+using prepacked::StepBlob;
 
 Expected<conv::Algorithm> ReadAlgorithm(const StepParams& params) {
   KILN_ASSIGN_OR_RETURN(std::string name, params.String("algorithm"));
