@@ -2,7 +2,13 @@
 // ResNet-50 and MobileNetV2 (batch 1, 224x224), in one process, alternating A B A B, with the
 // same thread count (BENCHMARKING.md).
 //
-//   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure]
+//   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure] [--algo A] [--vs B]
+//              [--set 3x3]
+//
+// --algo forces kiln's algorithm (auto, im2col_gemm, direct_nchwc, winograd, ...); --vs B times a
+// second kiln algorithm B in the same loop (A B onednn A B onednn ...) and prints vs=GFLOP/s and
+// vs_best_ratio = min time of B / min time of A (> 1: A is faster). --set 3x3 runs the 3x3
+// stride-1 layers of ResNet-18/50, DenseNet-121 and GoogLeNet instead.
 //
 // Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
 // (2 * N * M * C/groups * KH * KW * OH * OW / median time), then the ratio, kiln's algorithm and
@@ -85,6 +91,31 @@ std::vector<Layer> Layers() {
       L("mv2", 960, 7, 160, 1, 1),       L("mv2", 960, 7, 320, 1, 1),
       L("mv2", 320, 7, 1280, 1, 1),
   };
+}
+
+// The 3x3 stride-1 convolutions of ResNet-18/50, DenseNet-121 and GoogLeNet (batch 1, 224x224).
+std::vector<Layer> Layers3x3() {
+  return {
+      L("r50", 64, 56, 64, 3, 1),   L("r50", 128, 28, 128, 3, 1), L("r50", 256, 14, 256, 3, 1),
+      L("r50", 512, 7, 512, 3, 1),  L("dn", 128, 56, 32, 3, 1),   L("dn", 128, 28, 32, 3, 1),
+      L("dn", 128, 14, 32, 3, 1),   L("dn", 128, 7, 32, 3, 1),    L("gn", 64, 56, 192, 3, 1),
+      L("gn", 96, 28, 128, 3, 1),   L("gn", 128, 28, 192, 3, 1),  L("gn", 16, 28, 32, 3, 1),
+      L("gn", 32, 28, 96, 3, 1),    L("gn", 96, 14, 208, 3, 1),   L("gn", 112, 14, 224, 3, 1),
+      L("gn", 128, 14, 256, 3, 1),  L("gn", 144, 14, 288, 3, 1),  L("gn", 160, 14, 320, 3, 1),
+      L("gn", 16, 14, 48, 3, 1),    L("gn", 24, 14, 64, 3, 1),    L("gn", 32, 14, 128, 3, 1),
+      L("gn", 160, 7, 320, 3, 1),   L("gn", 192, 7, 384, 3, 1),   L("gn", 32, 7, 128, 3, 1),
+      L("gn", 48, 7, 128, 3, 1),
+  };
+}
+
+conv::Algorithm ParseAlgorithm(const std::string& name) {
+  for (conv::Algorithm a :
+       {conv::Algorithm::kAuto, conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
+        conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise, conv::Algorithm::kWinograd}) {
+    if (name == conv::AlgorithmName(a)) return a;
+  }
+  std::fprintf(stderr, "unknown algorithm '%s'\n", name.c_str());
+  std::exit(2);
 }
 
 void Check(dnnl_status_t st, const char* what) {
@@ -224,6 +255,8 @@ int Main(int argc, char** argv) {
   double seconds = 0.3;
   std::string filter;
   bool measure = false;
+  conv::Algorithm algo = conv::Algorithm::kAuto, vs = conv::Algorithm::kAuto;
+  bool has_vs = false, set3x3 = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
@@ -234,9 +267,17 @@ int Main(int argc, char** argv) {
       filter = argv[++i];
     } else if (a == "--measure") {
       measure = true;
+    } else if (a == "--algo" && i + 1 < argc) {
+      algo = ParseAlgorithm(argv[++i]);
+    } else if (a == "--vs" && i + 1 < argc) {
+      vs = ParseAlgorithm(argv[++i]);
+      has_vs = true;
+    } else if (a == "--set" && i + 1 < argc) {
+      set3x3 = std::string(argv[++i]) == "3x3";
     } else {
       std::fprintf(stderr,
-                   "usage: bench_conv [--threads N] [--seconds S] [--filter S] [--measure]\n");
+                   "usage: bench_conv [--threads N] [--seconds S] [--filter S] [--measure] "
+                   "[--algo A] [--vs B] [--set 3x3]\n");
       return 2;
     }
   }
@@ -260,7 +301,7 @@ int Main(int argc, char** argv) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   double log_ratio_sum = 0.0, log_best_sum = 0.0;
   int count = 0;
-  for (const Layer& layer : Layers()) {
+  for (const Layer& layer : set3x3 ? Layers3x3() : Layers()) {
     if (!filter.empty() && layer.name.find(filter) == std::string::npos) continue;
     const conv::ConvParams& p = layer.p;
     const size_t oh = p.out_h(), ow = p.out_w();
@@ -270,6 +311,7 @@ int Main(int argc, char** argv) {
     for (float& v : bias) v = dist(rng);
 
     conv::PrepareOptions po;
+    po.algorithm = algo;
     if (measure) {
       auto a = conv::MeasureAlgorithm(p, tp);
       if (a.ok()) po.algorithm = *a;
@@ -295,6 +337,33 @@ int Main(int argc, char** argv) {
     ro.workspace = ws.empty() ? nullptr : ws.data();
     OnednnConv ref(p, x.data(), w.data(), bias.data());
 
+    // The second kiln algorithm (--vs), on its own layout.
+    conv::PrepareOptions vo;
+    vo.algorithm = vs;
+    auto other = has_vs && conv::Supports(vs, p) ? conv::PrepareConv(p, w.data(), vo)
+                                                 : Expected<conv::PreparedConv>(conv::PreparedConv());
+    if (!other.ok()) {
+      std::fprintf(stderr, "%s: %s\n", layer.name.c_str(), other.status().message().c_str());
+      return 1;
+    }
+    const bool run_vs = other->algorithm() != conv::Algorithm::kAuto;
+    const size_t vb = run_vs ? other->block() : 1;
+    std::vector<float> xv(run_vs ? conv::NchwcSize(p.n, p.c, p.h, p.w, vb) : 0);
+    std::vector<float> yv(run_vs ? conv::NchwcSize(p.n, p.m, oh, ow, vb) : 0);
+    if (run_vs && vb > 1) conv::NchwToNchwc(p.n, p.c, p.h, p.w, vb, x.data(), xv.data());
+    if (run_vs && vb == 1) xv = x;
+    std::vector<float> wsv(run_vs ? other->WorkspaceSize(static_cast<size_t>(threads)) : 0);
+    conv::RunOptions rv = ro;
+    rv.workspace = wsv.empty() ? nullptr : wsv.data();
+    auto run_vs_kiln = [&] {
+      if (!run_vs) return;
+      const Status st = conv::Run(*other, xv.data(), yv.data(), rv);
+      if (!st.ok()) {
+        std::fprintf(stderr, "%s (vs): %s\n", layer.name.c_str(), st.message().c_str());
+        std::exit(1);
+      }
+    };
+
     auto run_kiln = [&] {
       const Status st = conv::Run(*prepared, xk.data(), yk.data(), ro);
       if (!st.ok()) {
@@ -304,21 +373,26 @@ int Main(int argc, char** argv) {
     };
     // Warm up, then size the repetitions from one timed call of each.
     run_kiln();
+    run_vs_kiln();
     ref.Run();
     auto t0 = std::chrono::steady_clock::now();
     run_kiln();
+    run_vs_kiln();
     ref.Run();
     const double pair = Seconds(t0, std::chrono::steady_clock::now());
     const int reps = std::clamp(static_cast<int>(seconds / std::max(pair, 1e-6)), 5, 2000);
-    std::vector<double> tk, to;
+    std::vector<double> tk, to, tv;
     for (int r = 0; r < reps; ++r) {
       auto a = std::chrono::steady_clock::now();
       run_kiln();
       auto b = std::chrono::steady_clock::now();
       ref.Run();
       auto c = std::chrono::steady_clock::now();
+      run_vs_kiln();
+      auto d = std::chrono::steady_clock::now();
       tk.push_back(Seconds(a, b));
       to.push_back(Seconds(b, c));
+      tv.push_back(Seconds(c, d));
     }
     // Check the answers agree.
     std::vector<float> yo(y.size());
@@ -347,6 +421,22 @@ int Main(int argc, char** argv) {
         1e3 * *std::max_element(tk.begin(), tk.end()),
         1e3 * *std::min_element(to.begin(), to.end()),
         1e3 * *std::max_element(to.begin(), to.end()), ref.impl());
+    if (run_vs) {
+      std::vector<float> y2(y.size());
+      if (vb > 1) {
+        conv::NchwcToNchw(p.n, p.m, oh, ow, vb, yv.data(), y2.data());
+      } else {
+        std::copy(yv.begin(), yv.begin() + static_cast<ptrdiff_t>(y2.size()), y2.begin());
+      }
+      double vdiff = 0.0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        vdiff = std::max(vdiff, static_cast<double>(std::fabs(yo[i] - y2[i])));
+      }
+      std::printf("  vs %s=%.1f vs_best_ratio=%.2f vs_max_rel_diff=%.1e [%.3f ms min]\n",
+                  conv::AlgorithmName(other->algorithm()), flops / Median(tv) * 1e-9,
+                  *std::min_element(tv.begin(), tv.end()) / *std::min_element(tk.begin(), tk.end()),
+                  vdiff / std::max(max_abs, 1e-30), 1e3 * *std::min_element(tv.begin(), tv.end()));
+    }
     std::fflush(stdout);
     log_ratio_sum += std::log(gk / go);
     log_best_sum += std::log(best_ratio);

@@ -2,14 +2,11 @@
 //
 // The weights are prepared here, once, by conv::PrepareConv at the module's ISA with the cost
 // model's algorithm, and only the prepared form is stored: one blob with the packed A of every
-// group (kGemm1x1, kIm2colGemm) or the reordered/copied weights (kDirectNchwc, kDepthwise), and
-// one with the bias. The raw W is never given a value id, so it is not stored twice. The runtime
-// kernel (runtime/kernels/conv.cc) rebuilds the PreparedConv as a view of those blobs from the
-// step's params, which this file and that one must keep in step (kConvKernel's params below).
-//
-// Winograd (kernels/winograd) is not used yet: PreparedWinograd can only be made from raw
-// weights (its packed U matrices are private), so a module could not store it prepacked. It
-// needs an export/view API like PreparedConv's before lowering can pick it.
+// group (kGemm1x1, kIm2colGemm) or of every transform point (kWinograd: 36 U matrices), or the
+// reordered/copied weights (kDirectNchwc, kDepthwise), and one with the bias. The raw W is never
+// given a value id, so it is not stored twice. The runtime kernel (runtime/kernels/conv.cc)
+// rebuilds the PreparedConv as a view of those blobs from the step's params, which this file and
+// that one must keep in step (kConvKernel's params below).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -142,7 +139,8 @@ Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
                 {"activation", gemm::ActivationName(ep.activation)}};
   sp.floats = {{"clip_min", ep.clip_min}, {"clip_max", ep.clip_max}};
 
-  // Weights: every group's packed A back to back in one blob (all groups have the same size),
+  // Weights: every group's (or Winograd point's) packed A back to back in one blob (all the same
+  // size),
   // or the one weight array of the direct and depthwise algorithms.
   if (!prepared.packed().empty()) {
     const gemm::PackedMatrix& first = prepared.packed().front();

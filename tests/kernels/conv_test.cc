@@ -17,6 +17,7 @@
 #include "kernels/conv/conv_ukernels.h"
 #include "kernels/conv/layout.h"
 #include "kernels/ref/conv.h"
+#include "kernels/winograd/winograd.h"
 #include "support/cpu.h"
 #include "support/thread_pool.h"
 
@@ -24,8 +25,9 @@ namespace kiln::conv {
 namespace {
 
 constexpr uint32_t kSeed = 20261130;
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kGemm1x1, Algorithm::kIm2colGemm,
-                                     Algorithm::kDirectNchwc, Algorithm::kDepthwise};
+constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kGemm1x1,
+                                     Algorithm::kIm2colGemm,  Algorithm::kDirectNchwc,
+                                     Algorithm::kDepthwise,   Algorithm::kWinograd};
 constexpr gemm::Activation kActivations[] = {gemm::Activation::kNone,      gemm::Activation::kRelu,
                                              gemm::Activation::kClip,      gemm::Activation::kSilu,
                                              gemm::Activation::kHardSwish, gemm::Activation::kGelu};
@@ -88,6 +90,8 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 8, 26, 17, 3, 3, 1, 0, 2),
       Asym(P(1, 20, 10, 12, 18, 3, 3), 2, 0, 1, 3, 2, 3),
       P(1, 16, 4, 4, 16, 3, 3, 1, 3),  // rows and columns whose window misses the input
+      Asym(P(3, 21, 11, 7, 26, 3, 3), 0, 2, 1, 0, 1, 1),  // Winograd: batch, partial tiles
+      P(1, 64, 14, 14, 72, 3, 3, 1, 1),                    // Winograd: a ResNet-like layer
       P(1, 24, 12, 12, 9, 5, 5, 1, 2),
       P(1, 3, 23, 23, 16, 7, 7, 2, 3),
       P(1, 3, 64, 61, 8, 7, 7, 2, 3),  // a stem over several im2col column blocks
@@ -119,7 +123,8 @@ struct Case {
 // Runs one case against ref::Conv. Tolerance: the products are summed in a different order, so
 // each output may differ by eps * (K + 1) * max|x| * max|w| (K = C/groups * KH * KW; inputs lie in
 // [-1, 1]; doubled for safety), plus eps-sized terms for the bias, plus 1e-6 * (1 + |ref|) for
-// the vectorized exp/erf of SiLU and GELU.
+// the vectorized exp/erf of SiLU and GELU. kWinograd: the bound of winograd.h instead
+// (kErrorFactor * eps * K), times 1.5 for HardSwish's slope.
 void RunCase(const Case& tc) {
   SCOPED_TRACE(tc.Describe());
   const ConvParams& p = tc.p;
@@ -182,8 +187,10 @@ void RunCase(const Case& tc) {
   size_t bad = 0;
   for (size_t i = 0; i < y.size(); ++i) {
     const float expect = Activate(want[i], ro.epilogue);
-    const double tol = 1.2 * (2.0 * eps * static_cast<double>(k + 1) + 4.0 * eps) +
-                       1e-6 * (1.0 + std::fabs(expect));
+    const double sum_err = conv->algorithm() == Algorithm::kWinograd
+                               ? 1.5 * winograd::kErrorFactor * eps * static_cast<double>(k)
+                               : 2.0 * eps * static_cast<double>(k + 1);
+    const double tol = 1.2 * (sum_err + 4.0 * eps) + 1e-6 * (1.0 + std::fabs(expect));
     if (!(std::fabs(y[i] - expect) <= tol) && ++bad <= 5) {
       ADD_FAILURE() << "y[" << i << "] = " << y[i] << ", want " << expect << " (tol " << tol << ")";
     }
@@ -237,6 +244,12 @@ TEST(Conv, CostModelPicks) {
   EXPECT_EQ(ChooseAlgorithm(P(1, 256, 56, 56, 512, 1, 1, 2), IsaLevel::kAvx2),
             Algorithm::kGemm1x1);
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kAvx2),
+            Algorithm::kWinograd);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 512, 7, 7, 512, 3, 3, 1, 1), IsaLevel::kAvx512),
+            Algorithm::kDirectNchwc);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 128, 28, 28, 32, 3, 3, 1, 1), IsaLevel::kAvx512),
+            Algorithm::kDirectNchwc);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 128, 28, 28, 128, 3, 3, 2, 1), IsaLevel::kAvx512),
             Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kScalar),
             Algorithm::kIm2colGemm);
@@ -244,6 +257,95 @@ TEST(Conv, CostModelPicks) {
             Algorithm::kIm2colGemm);
   EXPECT_EQ(ChooseAlgorithm(P(1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 32), IsaLevel::kAvx2),
             Algorithm::kDepthwise);
+}
+
+// kWinograd's packed U matrices, copied into one buffer (as a compiled module stores them) and
+// viewed again: the view runs like the original; parts that lie are refused, not run.
+TEST(Conv, WinogradViewRoundTripAndHostileParts) {
+  const ConvParams p = Asym(P(2, 13, 9, 11, 19, 3, 3), 1, 0, 2, 1, 1, 1);
+  std::mt19937 rng(kSeed + 5);
+  const std::vector<float> w = Random(p.m * p.c * 9, rng);
+  const std::vector<float> x = Random(p.n * p.c * p.h * p.w, rng);
+  const std::vector<float> bias = Random(p.m, rng);
+  for (IsaLevel isa : IsaLevels()) {
+    SCOPED_TRACE(IsaName(isa));
+    PrepareOptions po;
+    po.algorithm = Algorithm::kWinograd;
+    po.isa = isa;
+    Expected<PreparedConv> conv = PrepareConv(p, w.data(), po);
+    ASSERT_TRUE(conv.ok()) << conv.status().message();
+    ASSERT_EQ(conv->packed().size(), kWinogradMatrices);
+    EXPECT_EQ(conv->layout(), Layout::kNchw);
+    const gemm::PackedMatrix& first = conv->packed().front();
+    const size_t bytes = first.size_bytes();
+    auto store = std::make_shared<std::vector<float>>(kWinogradMatrices * bytes / sizeof(float));
+    for (size_t i = 0; i < kWinogradMatrices; ++i) {
+      std::copy_n(conv->packed()[i].data(), bytes / sizeof(float),
+                  store->data() + i * bytes / sizeof(float));
+    }
+    auto parts_of = [&](size_t count) {
+      PreparedConvParts parts;
+      parts.params = p;
+      parts.algorithm = Algorithm::kWinograd;
+      parts.isa = conv->isa();
+      for (size_t i = 0; i < count; ++i) {
+        auto view = gemm::PackedMatrix::View(true, p.m, p.c, first.panel_width(), first.isa(),
+                                             store->data() + i * bytes / sizeof(float), bytes,
+                                             store);
+        EXPECT_TRUE(view.ok()) << view.status().message();
+        if (view.ok()) parts.packed.push_back(std::move(view).value());
+      }
+      return parts;
+    };
+    Expected<PreparedConv> viewed = ViewPreparedConv(parts_of(kWinogradMatrices), store);
+    ASSERT_TRUE(viewed.ok()) << viewed.status().message();
+    EXPECT_EQ(viewed->algorithm(), Algorithm::kWinograd);
+    EXPECT_EQ(viewed->packed().front().data(), store->data());  // a view, not a copy
+    for (size_t threads : {1, 2}) {
+      RunOptions ro;
+      ro.pool = threads > 1 ? TwoThreads() : nullptr;
+      ro.epilogue.bias_kind = gemm::BiasKind::kPerRow;
+      ro.epilogue.bias = bias.data();
+      ro.epilogue.activation = gemm::Activation::kRelu;
+      std::vector<float> ws(viewed->WorkspaceSize(threads));
+      EXPECT_EQ(ws.size(), conv->WorkspaceSize(threads));
+      EXPECT_GT(ws.size(), 0u);
+      ro.workspace = ws.data();
+      std::vector<float> y0(p.n * p.m * p.out_h() * p.out_w()), y1(y0.size(), 1.0f);
+      ASSERT_TRUE(conv::Run(*conv, x.data(), y0.data(), ro).ok());
+      ASSERT_TRUE(conv::Run(*viewed, x.data(), y1.data(), ro).ok());
+      EXPECT_EQ(y0, y1);
+    }
+    // Parts that lie.
+    EXPECT_FALSE(ViewPreparedConv(parts_of(kWinogradMatrices - 1), store).ok());
+    PreparedConvParts bad = parts_of(kWinogradMatrices);
+    bad.packed.push_back(bad.packed.front());
+    EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    bad = parts_of(kWinogradMatrices);
+    bad.params.c += 1;  // the matrices are M x C of another C
+    EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    bad = parts_of(kWinogradMatrices);
+    bad.params.m -= 1;
+    EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    bad = parts_of(kWinogradMatrices);
+    bad.params.stride_h = 2;  // Winograd cannot run it
+    EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    bad = parts_of(kWinogradMatrices);
+    bad.params.kh = bad.params.kw = 5;
+    EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    bad = parts_of(kWinogradMatrices);
+    bad.block = 16;
+    EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    bad = parts_of(kWinogradMatrices);
+    bad.weights = store->data();
+    bad.weight_floats = 9;
+    EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    if (isa != IsaLevel::kScalar) {
+      bad = parts_of(kWinogradMatrices);
+      bad.isa = IsaLevel::kScalar;  // the panels were packed for another microkernel
+      EXPECT_FALSE(ViewPreparedConv(std::move(bad), store).ok());
+    }
+  }
 }
 
 TEST(Conv, MeasuredChoiceIsSupportedAndCached) {

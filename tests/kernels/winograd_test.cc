@@ -189,5 +189,35 @@ TEST(Winograd, BadArguments) {
   EXPECT_FALSE(PreparedWinograd().Run(p, x.data(), nullptr, {}, y.data()).ok());
 }
 
+// View over packed(): the same results; matrices that do not fit are refused.
+TEST(Winograd, ViewOfPackedMatrices) {
+  std::mt19937 rng(kSeed + 3);
+  const std::vector<float> w = Random(6 * 5 * 9, rng), x = Random(5 * 9 * 8, rng);
+  Expected<PreparedWinograd> pw = PreparedWinograd::Prepare(6, 5, w.data());
+  ASSERT_TRUE(pw.ok());
+  ASSERT_EQ(pw->packed().size(), kPoints);
+  Expected<PreparedWinograd> view = PreparedWinograd::View(6, 5, pw->packed());
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_EQ(view->isa(), pw->isa());
+  WinogradConvParams p;
+  p.c = 5;
+  p.h = 9;
+  p.w = 8;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  std::vector<float> y0(6 * 9 * 8), y1(y0.size());
+  ASSERT_TRUE(pw->Run(p, x.data(), nullptr, {}, y0.data()).ok());
+  ASSERT_TRUE(view->Run(p, x.data(), nullptr, {}, y1.data()).ok());
+  EXPECT_EQ(y0, y1);
+  EXPECT_FALSE(PreparedWinograd::View(6, 4, pw->packed()).ok());
+  EXPECT_FALSE(PreparedWinograd::View(7, 5, pw->packed()).ok());
+  EXPECT_FALSE(PreparedWinograd::View(0, 5, pw->packed()).ok());
+  std::vector<gemm::PackedMatrix> short_list = pw->packed();
+  short_list.pop_back();
+  EXPECT_FALSE(PreparedWinograd::View(6, 5, short_list).ok());
+  std::vector<gemm::PackedMatrix> with_empty = pw->packed();
+  with_empty[7] = gemm::PackedMatrix();
+  EXPECT_FALSE(PreparedWinograd::View(6, 5, with_empty).ok());
+}
+
 }  // namespace
 }  // namespace kiln::winograd

@@ -305,6 +305,23 @@ TEST(NativeConv, BatchOtherThanCompiled) {
   CheckConv(cc, 1);
 }
 
+runtime::Module Lowered(const std::string& text);  // below
+
+// Layers where the cost model picks Winograd (on SIMD ISAs): through the blobs and the runtime
+// kernel's view, with an activation, and at a batch other than the compiled one.
+TEST(NativeConv, Winograd) {
+  ConvCase cc;
+  cc.c = 64, cc.m = 64, cc.h = cc.w = 14, cc.pt = cc.pl = cc.pb = cc.pr = 1, cc.act = "Relu";
+  if (ActiveIsa() >= IsaLevel::kAvx2) {
+    const runtime::Module m = Lowered(cc.Text(1, true));
+    EXPECT_EQ(m.steps.at(0).params.strings.at("algorithm"), "winograd");
+  }
+  CheckConv(cc);
+  cc.n = 2, cc.c = 72, cc.m = 80, cc.h = 15, cc.w = 17, cc.act = "";
+  CheckConv(cc, /*run_batch=*/3);
+  CheckConv(cc);
+}
+
 TEST(NativeConv, LeavesWhatItCannotRun) {
   // A computed W, and an unknown fused activation, go to reference partitions.
   const char* text = R"(graph main (opsets ai.onnx=13 kiln=1)
@@ -459,7 +476,9 @@ TEST(NativeConvGemmHostile, ConvBlobsAndParamsThatLie) {
   direct.c = 16, direct.m = 16, direct.pt = direct.pl = direct.pb = direct.pr = 1;
   ConvCase grouped;  // packed A per group
   grouped.c = 8, grouped.m = 12, grouped.group = 2, grouped.kh = grouped.kw = 1;
-  for (const ConvCase& cc : {direct, grouped}) {
+  ConvCase wino;  // 36 packed U matrices where the cost model picks Winograd
+  wino.c = 64, wino.m = 64, wino.h = wino.w = 14, wino.pt = wino.pl = wino.pb = wino.pr = 1;
+  for (const ConvCase& cc : {direct, grouped, wino}) {
     const runtime::Module good = Lowered(cc.Text(1, true));
     ASSERT_EQ(good.steps.size(), 1u);
     ASSERT_TRUE(runtime::CreateKernel(good.steps[0], good).ok());
@@ -491,8 +510,13 @@ TEST(NativeConvGemmHostile, ConvBlobsAndParamsThatLie) {
     m.steps[0].params.strings["isa"] = "avx9";
     ExpectRefused(m, "avx9", "unknown isa");
     m = good;
-    m.steps[0].params.strings["algorithm"] = "winograd";
-    ExpectRefused(m, "winograd", "unknown algorithm");
+    m.steps[0].params.strings["algorithm"] = "winograd7x7";
+    ExpectRefused(m, "winograd7x7", "unknown algorithm");
+    if (good.steps[0].params.strings.at("algorithm") != "winograd") {
+      m = good;
+      m.steps[0].params.strings["algorithm"] = "winograd";  // its blob is not 36 U matrices
+      ExpectRefused(m, "", "winograd over another algorithm's weights");
+    }
     m = good;
     m.steps[0].params.strings["algorithm"] =
         good.steps[0].params.strings.at("algorithm") == "direct_nchwc" ? "im2col_gemm"

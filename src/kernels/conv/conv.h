@@ -11,6 +11,9 @@
 //                AVX2, 16 for AVX-512; see layout.h); groups == 1. Input and output are NCHWc.
 //   kDepthwise   groups == C == M: a portable direct loop per channel (dwconv's kernels replace it
 //                when they land).
+//   kWinograd    3x3, stride 1, dilation 1, groups 1: Winograd F(4x4, 3x3) (kernels/winograd),
+//                NCHW; 36 packed U matrices (M x C each) as the prepared weights. About 4x fewer
+//                multiplies than the direct sum, at a larger rounding error (winograd.h).
 // ChooseAlgorithm is a cost model; MeasureAlgorithm times the candidates once and caches the
 // winner by (params, ISA, threads).
 // 1-D and 3-D convolutions stay on the reference kernels (kernels/ref/conv.h).
@@ -26,6 +29,10 @@
 #include "support/cpu.h"
 #include "support/status.h"
 #include "support/thread_pool.h"
+
+namespace kiln::winograd {
+class PreparedWinograd;
+}
 
 namespace kiln::conv {
 
@@ -52,7 +59,9 @@ struct ConvParams {
 // padded input, and every buffer size fits in size_t.
 Status ValidateParams(const ConvParams& p);
 
-enum class Algorithm { kAuto, kGemm1x1, kIm2colGemm, kDirectNchwc, kDepthwise };
+enum class Algorithm { kAuto, kGemm1x1, kIm2colGemm, kDirectNchwc, kDepthwise, kWinograd };
+// kWinograd's packed weight matrices (one per transform point of F(4x4, 3x3)).
+inline constexpr size_t kWinogradMatrices = 36;
 const char* AlgorithmName(Algorithm a);
 
 enum class Layout {
@@ -64,6 +73,7 @@ enum class Layout {
 bool Supports(Algorithm a, const ConvParams& p);
 
 // The cost model: kDepthwise for depthwise layers, kGemm1x1 for unpadded 1x1 (any stride),
+// kWinograd for 3x3 stride-1 layers with C, M >= 64 and outputs of 14x14 or more on a SIMD ISA,
 // kDirectNchwc for dense windows with enough channels to fill a block on a SIMD ISA, else
 // kIm2colGemm.
 Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa);
@@ -85,8 +95,9 @@ class PreparedConv {
   // Floats Run needs as scratch with `threads` threads (0: none).
   size_t WorkspaceSize(size_t threads) const;
   // The prepared weights, to store them (a compiled module) and rebuild with ViewPreparedConv:
-  // kGemm1x1 and kIm2colGemm hold one packed A per group; kDirectNchwc the reordered weights
-  // and kDepthwise a copy, weight_floats() of them.
+  // kGemm1x1 and kIm2colGemm hold one packed A per group, kWinograd the 36 packed U[p]
+  // (M x C, p = 0..35); kDirectNchwc the reordered weights and kDepthwise a copy,
+  // weight_floats() of them.
   const std::vector<gemm::PackedMatrix>& packed() const { return packed_; }
   const float* weights() const { return weights_.get(); }
   size_t weight_floats() const;
@@ -99,6 +110,8 @@ class PreparedConv {
   size_t block_ = 1;
   std::vector<gemm::PackedMatrix> packed_;  // kGemm1x1, kIm2colGemm: one per group
   std::shared_ptr<const float> weights_;    // kDirectNchwc: reordered; kDepthwise: copied
+  // kWinograd: the layer over the same matrices as packed_.
+  std::shared_ptr<const winograd::PreparedWinograd> winograd_;
 };
 
 // What ViewPreparedConv rebuilds a PreparedConv from; the fields mirror PreparedConv's getters.
@@ -107,7 +120,7 @@ struct PreparedConvParts {
   Algorithm algorithm = Algorithm::kAuto;
   IsaLevel isa = IsaLevel::kScalar;
   size_t block = 1;
-  std::vector<gemm::PackedMatrix> packed;  // kGemm1x1, kIm2colGemm (gemm::PackedMatrix::View)
+  std::vector<gemm::PackedMatrix> packed;  // kGemm1x1, kIm2colGemm, kWinograd (PackedMatrix::View)
   const float* weights = nullptr;          // kDirectNchwc, kDepthwise
   size_t weight_floats = 0;
 };

@@ -17,6 +17,12 @@ struct PreparedConvAccess {
   static const std::vector<gemm::PackedMatrix>& packed(const PreparedConv& c) { return c.packed_; }
   static std::shared_ptr<const float>& weights(PreparedConv& c) { return c.weights_; }
   static const float* weights(const PreparedConv& c) { return c.weights_.get(); }
+  static std::shared_ptr<const winograd::PreparedWinograd>& winograd(PreparedConv& c) {
+    return c.winograd_;
+  }
+  static const winograd::PreparedWinograd* winograd(const PreparedConv& c) {
+    return c.winograd_.get();
+  }
 };
 
 // The clamp that stands for ReLU / Clip inside a microkernel; other activations clamp nothing.
@@ -47,5 +53,13 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
 // kDepthwise: W copied as given.
 Status PrepareDepthwise(const float* weights, PreparedConv* conv);
 Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
+
+// kWinograd: 36 packed U[p] (winograd_path.cc).
+Status PrepareWinograd(const float* weights, PreparedConv* conv);
+// Wraps packed() (already checked by ViewPreparedConv) in a winograd::PreparedWinograd.
+Status ViewWinograd(PreparedConv* conv);
+size_t WinogradWorkspace(const PreparedConv& conv, size_t threads);
+Status RunWinograd(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                   float* workspace);
 
 }  // namespace kiln::conv

@@ -12,7 +12,7 @@ namespace {
 
 constexpr size_t kTile = 6;  // input tile (alpha = m + r - 1)
 constexpr size_t kOut = 4;   // output tile
-constexpr size_t kPoints = kTile * kTile;
+static_assert(kPoints == kTile * kTile);
 
 size_t DivUp(size_t a, size_t b) { return (a + b - 1) / b; }
 
@@ -109,6 +109,29 @@ Expected<PreparedWinograd> PreparedWinograd::Prepare(size_t m, size_t c, const f
     pw.isa_ = packed.isa();
     pw.u_.push_back(std::move(packed));
   }
+  return pw;
+}
+
+Expected<PreparedWinograd> PreparedWinograd::View(size_t m, size_t c,
+                                                  std::vector<gemm::PackedMatrix> u) {
+  if (m == 0 || c == 0) return Status::Error("winograd: M = ", m, " and C = ", c, " must be > 0");
+  if (u.size() != kPoints) {
+    return Status::Error("winograd: ", kPoints, " packed U matrices are needed, got ", u.size());
+  }
+  for (size_t i = 0; i < u.size(); ++i) {
+    const gemm::PackedMatrix& pm = u[i];
+    if (!pm.is_a() || pm.rows() != m || pm.cols() != c || pm.isa() != u[0].isa() ||
+        pm.data() == nullptr) {
+      return Status::Error("winograd: U[", i, "] is ", pm.rows(), " x ", pm.cols(), " at ",
+                           IsaName(pm.isa()), "; expected a packed A of ", m, " x ", c, " at ",
+                           IsaName(u[0].isa()));
+    }
+  }
+  PreparedWinograd pw;
+  pw.m_ = m;
+  pw.c_ = c;
+  pw.isa_ = u[0].isa();
+  pw.u_ = std::move(u);
   return pw;
 }
 

@@ -32,6 +32,8 @@ namespace kiln::winograd {
 
 // The constant of the error bound above (F(4x4, 3x3), fp32).
 inline constexpr float kErrorFactor = 16.0f;
+// Transform points (packed U matrices) of F(4x4, 3x3).
+inline constexpr size_t kPoints = 36;
 
 struct WinogradConvParams {
   size_t n = 1, c = 0, h = 0, w = 0;  // input x[N, C, H, W]; the layer's M is fixed by Prepare
@@ -51,6 +53,14 @@ class PreparedWinograd {
   // w: [M, C, 3, 3]. isa caps the GEMM microkernel (as gemm::PackA).
   static Expected<PreparedWinograd> Prepare(size_t m, size_t c, const float* w,
                                             std::optional<IsaLevel> isa = std::nullopt);
+  // Rebuilds a layer from the matrices that packed() returned (views over a compiled module's
+  // blobs, say; nothing is copied). They may come from a hostile file, so all are checked: 36
+  // packed A matrices of M x C, non-null, at one ISA level.
+  static Expected<PreparedWinograd> View(size_t m, size_t c, std::vector<gemm::PackedMatrix> u);
+
+  // The 36 packed U[p] (p = 6 i + j, M x C each), to store them.
+  const std::vector<gemm::PackedMatrix>& packed() const { return u_; }
+  IsaLevel isa() const { return isa_; }
 
   size_t out_channels() const { return m_; }
   size_t in_channels() const { return c_; }

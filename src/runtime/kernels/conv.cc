@@ -36,7 +36,8 @@ using prepacked::StepBlob;
 Expected<conv::Algorithm> ReadAlgorithm(const StepParams& params) {
   KILN_ASSIGN_OR_RETURN(std::string name, params.String("algorithm"));
   for (conv::Algorithm a : {conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
-                            conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise}) {
+                            conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise,
+                            conv::Algorithm::kWinograd}) {
     if (name == conv::AlgorithmName(a)) return a;
   }
   return Status::Error("unknown conv algorithm '", name, "'");
@@ -257,18 +258,21 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
   KILN_ASSIGN_OR_RETURN(std::span<const std::byte> w, StepBlob(step, module, 0));
   const std::shared_ptr<const void>& owner = module.weights_owner;
   if (parts.algorithm == conv::Algorithm::kGemm1x1 ||
-      parts.algorithm == conv::Algorithm::kIm2colGemm) {
-    // One packed A per group, back to back, all the same size.
+      parts.algorithm == conv::Algorithm::kIm2colGemm ||
+      parts.algorithm == conv::Algorithm::kWinograd) {
+    // One packed A per group (kWinograd: per transform point), back to back, all the same size.
+    const bool wino = parts.algorithm == conv::Algorithm::kWinograd;
+    const size_t count = wino ? conv::kWinogradMatrices : p.groups;
+    const size_t mg = p.m / p.groups, k = wino ? p.c : p.c / p.groups * p.kh * p.kw;
     KILN_ASSIGN_OR_RETURN(size_t panel, SizeParam(sp, "panel", 1, 64));
     KILN_ASSIGN_OR_RETURN(std::string packed_isa_name, sp.String("packed_isa"));
     KILN_ASSIGN_OR_RETURN(IsaLevel packed_isa, ParseIsa(packed_isa_name));
-    if (w.size() % p.groups != 0) {
-      return Status::Error("the weight blob's ", w.size(), " bytes do not split into ", p.groups,
-                           " groups");
+    if (w.size() % count != 0) {
+      return Status::Error("the weight blob's ", w.size(), " bytes do not split into ", count,
+                           " packed matrices");
     }
-    const size_t group_bytes = w.size() / p.groups;
-    const size_t mg = p.m / p.groups, k = p.c / p.groups * p.kh * p.kw;
-    for (size_t g = 0; g < p.groups; ++g) {
+    const size_t group_bytes = w.size() / count;
+    for (size_t g = 0; g < count; ++g) {
       const auto* data = reinterpret_cast<const float*>(w.data() + g * group_bytes);
       auto view =
           gemm::PackedMatrix::View(true, mg, k, panel, packed_isa, data, group_bytes, owner);
