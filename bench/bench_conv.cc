@@ -3,7 +3,7 @@
 // same thread count (BENCHMARKING.md).
 //
 //   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure] [--algo A] [--vs B]
-//              [--set 3x3]
+//              [--set 3x3] [--cpu-time]
 //
 // --algo forces kiln's algorithm (auto, im2col_gemm, direct_nchwc, winograd, ...); --vs B times a
 // second kiln algorithm B in the same loop (A B onednn A B onednn ...) and prints vs=GFLOP/s and
@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <string>
@@ -241,9 +242,24 @@ class OnednnConv {
   const char* impl_ = nullptr;  // owned by pd_
 };
 
-double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+// --cpu-time: the calling thread's CPU time instead of wall time (with --threads 1 every side
+// runs on the calling thread), so that time slices lost to other processes on a shared machine
+// do not count; cache interference still does.
+bool g_cpu_time = false;
+
+struct Clock {
+  static double Now() {
+    if (g_cpu_time) {
+      timespec ts;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+double Seconds(double a, double b) { return b - a; }
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -267,6 +283,8 @@ int Main(int argc, char** argv) {
       filter = argv[++i];
     } else if (a == "--measure") {
       measure = true;
+    } else if (a == "--cpu-time") {
+      g_cpu_time = true;
     } else if (a == "--algo" && i + 1 < argc) {
       algo = ParseAlgorithm(argv[++i]);
     } else if (a == "--vs" && i + 1 < argc) {
@@ -375,21 +393,21 @@ int Main(int argc, char** argv) {
     run_kiln();
     run_vs_kiln();
     ref.Run();
-    auto t0 = std::chrono::steady_clock::now();
+    auto t0 = Clock::Now();
     run_kiln();
     run_vs_kiln();
     ref.Run();
-    const double pair = Seconds(t0, std::chrono::steady_clock::now());
+    const double pair = Seconds(t0, Clock::Now());
     const int reps = std::clamp(static_cast<int>(seconds / std::max(pair, 1e-6)), 5, 2000);
     std::vector<double> tk, to, tv;
     for (int r = 0; r < reps; ++r) {
-      auto a = std::chrono::steady_clock::now();
+      auto a = Clock::Now();
       run_kiln();
-      auto b = std::chrono::steady_clock::now();
+      auto b = Clock::Now();
       ref.Run();
-      auto c = std::chrono::steady_clock::now();
+      auto c = Clock::Now();
       run_vs_kiln();
-      auto d = std::chrono::steady_clock::now();
+      auto d = Clock::Now();
       tk.push_back(Seconds(a, b));
       to.push_back(Seconds(b, c));
       tv.push_back(Seconds(c, d));
