@@ -74,13 +74,16 @@ struct Case {
   IsaLevel isa = IsaLevel::kScalar;
   enum { kPlain, kPackedA, kPackedB } path = kPlain;
   Blocking blocking;
+  Orientation orient = Orientation::kAuto;
+  size_t n_hint = 0;  // PackA's, on the kPackedA path
 
   std::string Describe() const {
     return StrCat("m=", m, " n=", n, " k=", k, " pads=", pad_a, "/", pad_b, "/", pad_c,
                   " trans_a=", trans_a, " trans_b=", trans_b, " accumulate=", accumulate,
                   " bias=", static_cast<int>(bias), " act=", ActivationName(act),
                   " threads=", threads, " isa=", IsaName(isa), " path=", static_cast<int>(path),
-                  " kc/mc/nc=", blocking.kc, "/", blocking.mc, "/", blocking.nc, " seed=", kSeed);
+                  " kc/mc/nc=", blocking.kc, "/", blocking.mc, "/", blocking.nc,
+                  " orientation=", static_cast<int>(orient), " n_hint=", n_hint, " seed=", kSeed);
   }
 };
 
@@ -112,11 +115,12 @@ void RunCase(const Case& tc) {
   o.pool = tc.threads > 1 ? TwoThreads() : nullptr;
   o.isa = tc.isa;
   o.blocking = tc.blocking;
+  o.orientation = tc.orient;
   Status st;
   if (tc.path == Case::kPlain) {
     st = Sgemm(tc.m, tc.n, tc.k, a.data(), lda, b.data(), ldb, c.data(), ldc, o);
   } else if (tc.path == Case::kPackedA) {
-    Expected<PackedMatrix> pa = PackA(tc.m, tc.k, a.data(), lda, tc.trans_a, tc.isa);
+    Expected<PackedMatrix> pa = PackA(tc.m, tc.k, a.data(), lda, tc.trans_a, tc.isa, tc.n_hint);
     ASSERT_TRUE(pa.ok()) << pa.status().message();
     EXPECT_EQ(pa->isa(), tc.isa);
     a.assign(a.size(), std::numeric_limits<float>::quiet_NaN());  // the packed copy must be used
@@ -249,6 +253,64 @@ TEST(Gemm, PackedOperands) {
   }
 }
 
+// The transposed product (C^T = B^T A^T, tiles stored transposed) forced on every shape, and
+// reached through a packed A with NR-row panels (PackA's n_hint), with every epilogue.
+TEST(Gemm, TransposedEveryIsa) {
+  constexpr size_t kSome[] = {1, 3, 13, 17, 31, 64, 100};
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t m : kSome) {
+      for (size_t n : kSome) {
+        for (size_t k : {1, 7, 64, 129}) {
+          Case tc;
+          tc.m = m, tc.n = n, tc.k = k, tc.isa = isa;
+          tc.orient = Orientation::kTransposed;
+          tc.bias = (m + n) % 2 ? BiasKind::kPerRow : BiasKind::kPerColumn;
+          tc.accumulate = k == 7;
+          tc.act = k == 64 ? Activation::kSilu : Activation::kClip;
+          tc.threads = m * n * k > 262144 ? 2 : 1;
+          RunCase(tc);
+          if (HasFailure()) return;
+        }
+      }
+    }
+    const GemmUkernel& uk = SelectGemmUkernel(isa);
+    const size_t shapes[][3] = {{100, 17, 64}, {64, 49, 300}, {300, 49, 160}, {33, 7, 1}};
+    for (const auto& s : shapes) {
+      for (Activation act : kActivations) {
+        for (size_t threads : {1, 2}) {
+          for (bool trans : {false, true}) {
+            Case tc;
+            tc.m = s[0], tc.n = s[1], tc.k = s[2], tc.isa = isa;
+            tc.path = Case::kPackedA, tc.n_hint = s[1], tc.act = act, tc.threads = threads;
+            tc.trans_a = trans, tc.pad_a = trans ? 3 : 0, tc.pad_c = 2;
+            tc.bias = BiasKind::kPerRow, tc.accumulate = act == Activation::kRelu;
+            RunCase(tc);
+            if (HasFailure()) return;
+            // N = 49 fills 49 of 64 AVX-512 lanes: PackA lays the panels out transposed.
+            if (isa == IsaLevel::kAvx512 && s[1] == 49) {
+              std::vector<float> w(tc.m * tc.k);
+              Expected<PackedMatrix> pa = PackA(tc.m, tc.k, w.data(), tc.k, false, isa, 49);
+              ASSERT_TRUE(pa.ok());
+              EXPECT_EQ(pa->panel_width(), uk.nr);
+            }
+          }
+        }
+      }
+    }
+    for (size_t threads : {1, 2}) {
+      for (bool acc : {false, true}) {
+        Case tc;
+        tc.m = 3 * uk.nr + 5, tc.n = 3 * uk.mr + 1, tc.k = 129, tc.isa = isa;
+        tc.blocking = {8, 2 * uk.mr, 2 * uk.nr};
+        tc.orient = Orientation::kTransposed, tc.threads = threads, tc.accumulate = acc;
+        tc.bias = BiasKind::kPerRow, tc.act = Activation::kGelu;
+        RunCase(tc);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 // Small blocks force several K, M and N blocks per call, so the accumulation across K blocks and
 // the epilogue-on-the-last-block logic are exercised even on small shapes.
 TEST(Gemm, SmallBlocking) {
@@ -356,27 +418,35 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
     if (row.isa > ActiveIsa()) continue;
     SCOPED_TRACE(row.name);
     for (size_t kc : {1, 5}) {
-      for (size_t mr = 1; mr <= row.mr; ++mr) {
-        for (size_t nr = 1; nr <= row.nr; ++nr) {
-          const size_t ldb = nr + 3, ldc = nr + 1;
-          std::vector<float> a(kc * row.mr), b((kc - 1) * ldb + nr), c((mr - 1) * ldc + nr);
-          std::vector<float> bias_m(mr), bias_n(nr);
-          for (auto* v : {&a, &b, &c, &bias_m, &bias_n}) {
-            for (float& x : *v) x = dist(rng);
-          }
-          const std::vector<float> c_old = c;
-          ukernels::F32GemmTileParams p{1, bias_m.data(), bias_n.data(), -0.5f, 0.75f};
-          row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
-          for (size_t i = 0; i < mr; ++i) {
-            for (size_t j = 0; j < nr; ++j) {
-              double want = c_old[i * ldc + j] + bias_m[i] + bias_n[j];
-              for (size_t k = 0; k < kc; ++k) want += double{a[k * row.mr + i]} * b[k * ldb + j];
-              want = std::min(std::max(want, -0.5), 0.75);
-              ASSERT_NEAR(c[i * ldc + j], want, 1e-5) << "mr=" << mr << " nr=" << nr << " kc="
-                                                       << kc << " at " << i << "," << j;
+      for (uint32_t trans : {0u, 1u}) {
+        for (size_t mr = 1; mr <= row.mr; ++mr) {
+          for (size_t nr = 1; nr <= row.nr; ++nr) {
+            const size_t ldb = nr + 3;
+            // Transposed: C holds nr rows of mr, element (i, j) at c[j * ldc + i].
+            const size_t rows = trans ? nr : mr, cols = trans ? mr : nr, ldc = cols + 1;
+            std::vector<float> a(kc * row.mr), b((kc - 1) * ldb + nr), c((rows - 1) * ldc + cols);
+            std::vector<float> bias_m(mr), bias_n(nr);
+            for (auto* v : {&a, &b, &c, &bias_m, &bias_n}) {
+              for (float& x : *v) x = dist(rng);
             }
-            for (size_t j = nr; j < ldc && i + 1 < mr; ++j) {
-              ASSERT_EQ(c[i * ldc + j], c_old[i * ldc + j]) << "mr=" << mr << " nr=" << nr;
+            const std::vector<float> c_old = c;
+            ukernels::F32GemmTileParams p{1, bias_m.data(), bias_n.data(), -0.5f, 0.75f, trans};
+            row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
+            for (size_t i = 0; i < mr; ++i) {
+              for (size_t j = 0; j < nr; ++j) {
+                const size_t at = trans ? j * ldc + i : i * ldc + j;
+                double want = c_old[at] + bias_m[i] + bias_n[j];
+                for (size_t k = 0; k < kc; ++k) want += double{a[k * row.mr + i]} * b[k * ldb + j];
+                want = std::min(std::max(want, -0.5), 0.75);
+                ASSERT_NEAR(c[at], want, 1e-5) << "mr=" << mr << " nr=" << nr << " kc=" << kc
+                                               << " trans=" << trans << " at " << i << "," << j;
+              }
+            }
+            for (size_t r = 0; r + 1 < rows; ++r) {
+              for (size_t j = cols; j < ldc; ++j) {
+                ASSERT_EQ(c[r * ldc + j], c_old[r * ldc + j])
+                    << "mr=" << mr << " nr=" << nr << " trans=" << trans;
+              }
             }
           }
         }

@@ -122,10 +122,15 @@ Status PrepareGemm(const float* weights, PreparedConv* conv) {
   using A = PreparedConvAccess;
   const ConvParams& p = A::params(*conv);
   const size_t mg = p.m / p.groups, k = GemmK(p);
+  // The N of each product: all output pixels (1x1) or a column block (im2col). Few or odd pixel
+  // counts (7x7 = 49 = 32 + 17) get panels for the transposed product, whose vector lanes lie
+  // along the output channels instead.
+  const size_t n_hint = A::algorithm(*conv) == Algorithm::kGemm1x1 ? p.out_h() * p.out_w()
+                                                                   : ColumnBlock(*conv);
   A::packed(*conv).clear();
   for (size_t g = 0; g < p.groups; ++g) {
-    KILN_ASSIGN_OR_RETURN(gemm::PackedMatrix packed,
-                          gemm::PackA(mg, k, weights + g * mg * k, k, false, A::isa(*conv)));
+    KILN_ASSIGN_OR_RETURN(gemm::PackedMatrix packed, gemm::PackA(mg, k, weights + g * mg * k, k,
+                                                                 false, A::isa(*conv), n_hint));
     A::packed(*conv).push_back(std::move(packed));
   }
   return Status::Ok();

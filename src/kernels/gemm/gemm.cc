@@ -90,6 +90,7 @@ struct Problem {
   Operand a, b;
   float* c = nullptr;
   size_t ldc = 0;
+  bool c_trans = false;  // C(i, j) is c[j * ldc + i]: the transposed product of Transpose()
   const GemmUkernel* uk = nullptr;
   bool accumulate = false;
   const float* bias_m = nullptr;
@@ -120,13 +121,37 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, Blo
   return b;
 }
 
+// Turns C = A * B into C^T = B^T * A^T: operands swap and transpose (a packed A of NR-row panels
+// becomes a packed B), biases swap sides, and tiles are stored transposed into the same C.
+void Transpose(Problem& pb) {
+  std::swap(pb.m, pb.n);
+  std::swap(pb.a, pb.b);
+  std::swap(pb.a.rs, pb.a.cs);
+  std::swap(pb.b.rs, pb.b.cs);
+  std::swap(pb.bias_m, pb.bias_n);
+  pb.c_trans = !pb.c_trans;
+}
+
+// Lanes (at vector granularity) a product keeps busy, normal vs transposed. The transposed tile
+// store costs about uk.trans_k k steps per tile; row edges cost no lanes either way. On Zen 4, a
+// masked zmm FMA costs a whole one, so this also holds for its double-pumped AVX-512.
+bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k) {
+  if (uk.vec == 0 || m == 0 || n == 0 || k == 0) return false;
+  const double normal = static_cast<double>(m) * static_cast<double>(RoundUp(n, uk.vec));
+  const double trans = static_cast<double>(n) * static_cast<double>(RoundUp(m, uk.vec)) *
+                       (1.0 + static_cast<double>(uk.trans_k) / static_cast<double>(k));
+  // A clear gain only: plain operands pack differently each way (A into NR-row panels).
+  return trans < 0.96 * normal;
+}
+
 // Runs one tile (MR x NR or a smaller edge) and its epilogue.
 void RunTile(const Problem& pb, size_t kc, const float* ap, const float* bp, size_t ldb, size_t i,
              size_t j, bool first_k, bool last_k) {
   const GemmUkernel& uk = *pb.uk;
   const size_t mr = std::min(uk.mr, pb.m - i), nr = std::min(uk.nr, pb.n - j);
-  float* c = pb.c + i * pb.ldc + j;
+  float* c = pb.c_trans ? pb.c + j * pb.ldc + i : pb.c + i * pb.ldc + j;
   ukernels::F32GemmTileParams params{};
+  params.trans_c = pb.c_trans ? 1 : 0;
   params.load_c = (!first_k || pb.accumulate) ? 1 : 0;
   params.min = last_k ? pb.min : -kInf;
   params.max = last_k ? pb.max : kInf;
@@ -134,8 +159,24 @@ void RunTile(const Problem& pb, size_t kc, const float* ap, const float* bp, siz
   params.bias_n = last_k && pb.bias_n ? pb.bias_n + j : nullptr;
   uk.gemm(mr, nr, kc, ap, bp, ldb, c, pb.ldc, &params);
   if (last_k && pb.act) {
-    for (size_t r = 0; r < mr; ++r) pb.act(nr, c + r * pb.ldc, c + r * pb.ldc);
+    // Rows of the real C: nr of mr values when transposed.
+    const size_t rows = pb.c_trans ? nr : mr, cols = pb.c_trans ? mr : nr;
+    for (size_t r = 0; r < rows; ++r) pb.act(cols, c + r * pb.ldc, c + r * pb.ldc);
   }
+}
+
+// B[k0.., j0 : j0 + cols] (src points at (k0, j0)) into NR-column panels. A transposed B (its
+// columns contiguous, as A^T is in the transposed product) goes through the ISA's transposing
+// A packer: a panel of NR columns of B^T is a panel of NR rows.
+void PackB(const Problem& pb, const float* src, size_t kc, size_t cols, float* dst) {
+  const size_t nr = pb.uk->nr;
+  if (pb.b.rs == 1 && pb.b.cs != 1 && pb.uk->pack_a) {
+    for (size_t j = 0; j < cols; j += nr) {
+      pb.uk->pack_a(std::min(nr, cols - j), kc, src + j * pb.b.cs, pb.b.cs, nr, dst + j * kc);
+    }
+    return;
+  }
+  PackBPanels(src, pb.b.rs, pb.b.cs, kc, cols, nr, dst, kc * nr);
 }
 
 // C[m0:m1, n0:n1]; m0 (n0) is a multiple of MR (NR) when A (B) is prepacked.
@@ -164,8 +205,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
         b_panels = pb.b.packed + jc / nr * (pb.k * nr) + pc * nr;
         b_stride = pb.k * nr;
       } else if (!lazy_b && !direct_b) {
-        PackBPanels(pb.b.p + pc * pb.b.rs + jc * pb.b.cs, pb.b.rs, pb.b.cs, kc, nc, nr, b_buf,
-                    kc * nr);
+        PackB(pb, pb.b.p + pc * pb.b.rs + jc * pb.b.cs, kc, nc, b_buf);
       }
       for (size_t ic = m0; ic < m1; ic += pb.mc) {
         const size_t mc = std::min(pb.mc, m1 - ic);
@@ -193,8 +233,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
             ldb = pb.b.rs;
           } else if (lazy_b) {
             const size_t j = jc + jr;
-            PackBPanels(pb.b.p + pc * pb.b.rs + j * pb.b.cs, pb.b.rs, pb.b.cs, kc,
-                        std::min(nr, n1 - j), nr, b_buf, kc * nr);
+            PackB(pb, pb.b.p + pc * pb.b.rs + j * pb.b.cs, kc, std::min(nr, n1 - j), b_buf);
             bp = b_buf;
           } else {
             bp = b_panels + jr / nr * b_stride;
@@ -211,22 +250,24 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
 
 // K == 0: C = act(op(C) + bias), no microkernel involved.
 void RunEmptyK(const Problem& pb) {
+  const size_t rs = pb.c_trans ? 1 : pb.ldc, cs = pb.c_trans ? pb.ldc : 1;
   for (size_t i = 0; i < pb.m; ++i) {
-    float* c = pb.c + i * pb.ldc;
+    float* c = pb.c + i * rs;
     for (size_t j = 0; j < pb.n; ++j) {
-      float v = pb.accumulate ? c[j] : 0.0f;
+      float v = pb.accumulate ? c[j * cs] : 0.0f;
       if (pb.bias_m) v += pb.bias_m[i];
       if (pb.bias_n) v += pb.bias_n[j];
-      c[j] = std::min(std::max(v, pb.min), pb.max);
+      c[j * cs] = std::min(std::max(v, pb.min), pb.max);
+      if (pb.act) pb.act(1, c + j * cs, c + j * cs);
     }
-    if (pb.act) pb.act(pb.n, c, c);
   }
 }
 
 // N == 1 with plain A and contiguous x: a matrix-vector product, rows split over the threads.
 // Packing A would cost as much as the product itself.
 bool TryGemv(const Problem& pb, ThreadPool* pool) {
-  if (pb.n != 1 || pb.k == 0 || pb.a.packed || pb.b.packed || pb.a.cs != 1 || pb.b.rs != 1) {
+  if (pb.n != 1 || pb.k == 0 || pb.c_trans || pb.a.packed || pb.b.packed || pb.a.cs != 1 ||
+      pb.b.rs != 1) {
     return false;
   }
   size_t threads = ThreadCount(pool);
@@ -287,9 +328,17 @@ bool SplitN(const Problem& pb, size_t m_tiles, size_t n_tiles, size_t threads) {
 
 // Splits C over the pool's threads along M or N in whole tiles (SplitN chooses); each thread
 // packs its own operands, so no barrier is needed.
-void Run(Problem& pb, ThreadPool* pool, Blocking want) {
+void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) {
   if (pb.k == 0) return RunEmptyK(pb);
   if (TryGemv(pb, pool)) return;
+  // Only a product with both operands plain may turn (a packed A of NR-row panels was turned by
+  // SgemmPackedA already).
+  if (!pb.a.packed && !pb.b.packed && !pb.c_trans) {
+    const bool turn = orientation == Orientation::kAuto
+                          ? PreferTransposed(*pb.uk, pb.m, pb.n, pb.k)
+                          : orientation == Orientation::kTransposed;
+    if (turn) Transpose(pb);
+  }
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   const size_t m_tiles = DivUp(pb.m, mr), n_tiles = DivUp(pb.n, nr);
   size_t threads = ThreadCount(pool);
@@ -425,25 +474,27 @@ Status Sgemm(size_t m, size_t n, size_t k, const float* a, size_t lda, const flo
   if (m == 0 || n == 0) return Status::Ok();
   KILN_RETURN_IF_ERROR(SetUnpackedA(pb, a, lda, options.trans_a));
   KILN_RETURN_IF_ERROR(SetUnpackedB(pb, b, ldb, options.trans_b));
-  Run(pb, options.pool, options.blocking);
+  Run(pb, options.pool, options.blocking, options.orientation);
   return Status::Ok();
 }
 
 Expected<PackedMatrix> PackA(size_t m, size_t k, const float* a, size_t lda, bool trans_a,
-                             std::optional<IsaLevel> isa) {
+                             std::optional<IsaLevel> isa, size_t n_hint) {
   const GemmUkernel& uk = KernelFor(isa);
   if (m * k > 0) {
     if (!a) return Status::Error("PackA: A is null for a ", m, " x ", k, " operand");
     KILN_RETURN_IF_ERROR(CheckLd("lda", lda, trans_a ? m : k));
   }
-  const size_t floats = DivUp(m, uk.mr) * uk.mr * k;
+  // Panels of NR rows are the packed B of the transposed product.
+  const size_t panel = n_hint > 1 && PreferTransposed(uk, m, n_hint, k) ? uk.nr : uk.mr;
+  const size_t floats = DivUp(m, panel) * panel * k;
   std::shared_ptr<const float> data = AllocPanels(floats);
   if (!data) return Status::Error("PackA: out of memory for ", floats * 4, " bytes");
   if (m * k > 0) {
-    PackAPanels(a, trans_a ? 1 : lda, trans_a ? lda : 1, m, k, uk.mr,
-                const_cast<float*>(data.get()), k * uk.mr);
+    PackAPanels(a, trans_a ? 1 : lda, trans_a ? lda : 1, m, k, panel,
+                const_cast<float*>(data.get()), k * panel);
   }
-  return PackedMatrixAccess::Make(m, k, uk.mr, uk.isa, /*is_a=*/true, std::move(data));
+  return PackedMatrixAccess::Make(m, k, panel, uk.isa, /*is_a=*/true, std::move(data));
 }
 
 Expected<PackedMatrix> PackB(size_t k, size_t n, const float* b, size_t ldb, bool trans_b,
@@ -481,10 +532,12 @@ Expected<PackedMatrix> PackedMatrix::View(bool is_a, size_t rows, size_t cols, s
                          IsaName(ActiveIsa()), " (recompile the model for this machine)");
   }
   const GemmUkernel& uk = SelectGemmUkernel(isa);
-  const size_t want_panel = is_a ? uk.mr : uk.nr;
-  if (uk.isa != isa || panel != want_panel) {
+  // A: MR-row panels, or NR-row ones for the transposed product; B: NR-column panels.
+  const bool panel_ok = panel == uk.nr || (is_a && panel == uk.mr);
+  if (uk.isa != isa || !panel_ok) {
     return Status::Error(what, ": panel width ", panel, " for ", IsaName(isa),
-                         " does not match the microkernel (", uk.name, " packs ", want_panel, ")");
+                         " does not match the microkernel (", uk.name, " packs ",
+                         is_a ? StrCat(uk.mr, " or ", uk.nr) : StrCat(uk.nr), ")");
   }
   // The packers' layout: the outer dim (M for A, N for B) padded to whole panels, times K.
   const size_t outer = is_a ? rows : cols, k = is_a ? cols : rows;
@@ -516,7 +569,9 @@ Status SgemmPackedA(const PackedMatrix& a, size_t n, const float* b, size_t ldb,
   if (pb.m == 0 || n == 0) return Status::Ok();
   pb.a.packed = a.data();
   KILN_RETURN_IF_ERROR(SetUnpackedB(pb, b, ldb, options.trans_b));
-  Run(pb, options.pool, options.blocking);
+  // NR-row panels (PackA's n_hint) serve only as the packed B of the transposed product.
+  if (a.panel_width() != pb.uk->mr) Transpose(pb);
+  Run(pb, options.pool, options.blocking, options.orientation);
   return Status::Ok();
 }
 
@@ -531,7 +586,7 @@ Status SgemmPackedB(size_t m, const float* a, size_t lda, const PackedMatrix& b,
   if (m == 0 || pb.n == 0) return Status::Ok();
   pb.b.packed = b.data();
   KILN_RETURN_IF_ERROR(SetUnpackedA(pb, a, lda, options.trans_a));
-  Run(pb, options.pool, options.blocking);
+  Run(pb, options.pool, options.blocking, options.orientation);
   return Status::Ok();
 }
 

@@ -50,6 +50,15 @@ struct Blocking {
   size_t nc = 0;
 };
 
+// Which way the product runs. The microkernel's vectors lie along N; when N is small or odd
+// (a 1x1 convolution over 7x7 pixels: N = 49 fills 49 of 64 lanes), C^T = B^T * A^T puts them
+// along M instead, and the microkernel stores each tile transposed.
+enum class Orientation {
+  kAuto,        // transposed when that fills the lanes enough better to pay for the transposes
+  kNormal,
+  kTransposed,
+};
+
 struct Options {
   bool trans_a = false;     // A is stored K x M (lda >= M)
   bool trans_b = false;     // B is stored N x K (ldb >= K)
@@ -58,6 +67,7 @@ struct Options {
   ThreadPool* pool = nullptr;      // null: run on the caller only
   std::optional<IsaLevel> isa;     // caps the ISA below ActiveIsa() (tests, benchmarks)
   Blocking blocking;
+  Orientation orientation = Orientation::kAuto;  // tests, benchmarks; a packed A fixes it
 };
 
 // C[M x N] (ldc >= N) from A[M x K] (lda >= K) and B[K x N] (ldb >= N); see Options for
@@ -66,7 +76,8 @@ Status Sgemm(size_t m, size_t n, size_t k, const float* a, size_t lda, const flo
              size_t ldb, float* c, size_t ldc, const Options& options = {});
 
 // An operand packed once into microkernel panels for one ISA level (immutable; shareable
-// between threads). Panel layout: MR (for A) or NR (for B) values per k, padded with zeros.
+// between threads). Panel layout: MR (for A) or NR (for B) values per k, padded with zeros; an A
+// packed for the transposed product (PackA's n_hint) has panels of NR rows instead.
 class PackedMatrix {
  public:
   PackedMatrix() = default;
@@ -84,7 +95,8 @@ class PackedMatrix {
   // (kept alive by `owner`: an mmap of a compiled module, say) instead of copying them. The
   // metadata may come from a hostile file, so everything is checked: rows and cols >= 1, `isa`
   // one this process runs and a level the packers record, `panel` the width of that level's
-  // microkernel, and `bytes` exactly the packed size. `data` needs float alignment only.
+  // microkernel (MR or NR for A, NR for B), and `bytes` exactly the packed size. `data` needs
+  // float alignment only.
   static Expected<PackedMatrix> View(bool is_a, size_t rows, size_t cols, size_t panel,
                                      IsaLevel isa, const float* data, size_t bytes,
                                      std::shared_ptr<const void> owner);
@@ -97,9 +109,12 @@ class PackedMatrix {
   std::shared_ptr<const float> data_;
 };
 
-// Packs A[M x K] (or, with trans_a, A stored K x M) for SgemmPackedA.
+// Packs A[M x K] (or, with trans_a, A stored K x M) for SgemmPackedA. n_hint: the N it will be
+// multiplied with (0: unknown). When the transposed product suits that N better (see
+// Orientation), the panels are laid out for it, and SgemmPackedA then always runs transposed
+// (any N stays correct, only the speed depends on the hint).
 Expected<PackedMatrix> PackA(size_t m, size_t k, const float* a, size_t lda, bool trans_a = false,
-                             std::optional<IsaLevel> isa = std::nullopt);
+                             std::optional<IsaLevel> isa = std::nullopt, size_t n_hint = 0);
 // Packs B[K x N] (or, with trans_b, B stored N x K) for SgemmPackedB.
 Expected<PackedMatrix> PackB(size_t k, size_t n, const float* b, size_t ldb, bool trans_b = false,
                              std::optional<IsaLevel> isa = std::nullopt);

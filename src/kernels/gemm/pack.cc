@@ -17,6 +17,33 @@ void PackAFull(const float* s, size_t rs, size_t kc, float* d) {
   }
 }
 
+// A full panel of A stored transposed (each k a contiguous run of kMr rows): the B^T operand of
+// the transposed product, packed on every call, so worth a fixed-size copy per k (the generic
+// loop, with the row stride at run time, copied a float at a time).
+template <size_t kMr>
+void PackATransFull(const float* s, size_t cs, size_t kc, float* d) {
+  for (size_t kk = 0; kk < kc; ++kk, d += kMr, s += cs) {
+#pragma GCC unroll 16
+    for (size_t i = 0; i < kMr; ++i) d[i] = s[i];
+  }
+}
+
+bool TryPackATransFull(const float* s, size_t cs, size_t kc, size_t mr, float* d) {
+  switch (mr) {
+    case 4:
+      PackATransFull<4>(s, cs, kc, d);
+      return true;
+    case 6:
+      PackATransFull<6>(s, cs, kc, d);
+      return true;
+    case 14:
+      PackATransFull<14>(s, cs, kc, d);
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool TryPackAFull(const float* s, size_t rs, size_t kc, size_t mr, float* d) {
   switch (mr) {
     case 4:
@@ -50,6 +77,7 @@ void PackAPanels(const float* src, size_t rs, size_t cs, size_t rows, size_t kc,
       }
     } else {
       // Transposed A (rs == 1): each k is a contiguous run of h values.
+      if (h == mr && rs == 1 && TryPackATransFull(s, cs, kc, mr, dst)) continue;
       for (size_t kk = 0; kk < kc; ++kk) {
         float* d = dst + kk * mr;
         const float* sk = s + kk * cs;

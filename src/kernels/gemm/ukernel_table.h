@@ -21,6 +21,13 @@ struct GemmUkernel {
   ukernels::F32VUnaryFn silu;
   ukernels::F32VUnaryFn hswish;
   ukernels::F32VUnaryFn gelu;
+  // Lanes of one vector register (0: none; the driver then never transposes a product, as there
+  // are no lanes to fill).
+  size_t vec;
+  // The transposed tile store (F32GemmTileParams::trans_c) costs about this many k steps of the
+  // full tile (14x32: ~64 shuffles per 16 columns over 28 FMA cycles per k; 6x16: 96 scalar
+  // stores over 6 cycles per k).
+  size_t trans_k;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -20,6 +20,10 @@ struct F32GemmTileParams {
   // Clamp applied last (ReLU: 0, +inf; ReLU6: 0, 6; none: -inf, +inf).
   float min;
   float max;
+  // Nonzero: the tile is stored transposed, element (i, j) at c[j * ldc + i] (load_c reads it
+  // there too). Lets the driver run C^T = B^T A^T with the vector lanes along M when N is too
+  // small or odd to fill them (a 1x1 convolution over 7x7 pixels: 49 = 32 + 17 columns).
+  uint32_t trans_c;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where
@@ -29,6 +33,7 @@ struct F32GemmTileParams {
 //   B itself (ldb = its row stride), of which only columns [0, nr) are read;
 //   bias_m has mr values and bias_n has nr values.
 // Nothing outside C[0:mr, 0:nr] is read or written, so edge tiles need no copies.
+// With params->trans_c the same holds for the transposed tile: C[j * ldc + i], j < nr, i < mr.
 using F32GemmFn = void (*)(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                            size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 

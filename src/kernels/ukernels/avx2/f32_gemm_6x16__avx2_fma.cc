@@ -7,6 +7,8 @@
 // which AMD microcodes for stores: fine for edges, never for full tiles.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/ukernels/f32_gemm.h"
 
 namespace kiln::ukernels {
@@ -17,8 +19,31 @@ constexpr int kMr = 6;
 // kRows rows; kVecs = 1 or 2 vectors of 8 columns, the last one masked by `last` (all-ones
 // lanes are stored). kMaskB: the last B vector is loaded through the mask too (a partial panel
 // of unpacked B, whose row may end there); full tiles keep plain loads.
+// The tile stored transposed (params->trans_c): C[j * ldc + i]. Through a stack copy and scalar
+// stores; the driver only transposes when K is long enough to hide this (ukernel_table.cc).
+template <int kRows, int kVecs>
+void StoreTransposed(const __m256 (&acc)[kRows][kVecs], size_t nr, float* c, size_t ldc,
+                     const F32GemmTileParams* params) {
+  alignas(32) float t[kRows][16];
+#pragma GCC unroll 6
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) _mm256_store_ps(&t[i][8 * v], acc[i][v]);
+  }
+  for (size_t j = 0; j < nr; ++j) {
+    float* cj = c + j * ldc;
+    const float bn = params->bias_n ? params->bias_n[j] : 0.0f;
+    for (int i = 0; i < kRows; ++i) {
+      float x = t[i][j] + bn;
+      if (params->bias_m) x += params->bias_m[i];
+      if (params->load_c) x += cj[i];
+      cj[i] = std::min(std::max(x, params->min), params->max);
+    }
+  }
+}
+
 template <int kRows, int kVecs, bool kMaskB>
-void Tile(size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
+void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* params, __m256i last) {
   const __m256i masks[2] = {kVecs == 1 ? last : _mm256_set1_epi32(-1), last};
   __m256 acc[kRows][kVecs];
@@ -44,6 +69,7 @@ void Tile(size_t kc, const float* a, const float* b, size_t ldb, float* c, size_
     b += ldb;
   }
 
+  if (params->trans_c) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
   const __m256 vmin = _mm256_set1_ps(params->min);
   const __m256 vmax = _mm256_set1_ps(params->max);
   __m256 bn[kVecs];
@@ -68,15 +94,15 @@ void Tile(size_t kc, const float* a, const float* b, size_t ldb, float* c, size_
 }
 
 template <int kVecs, bool kMaskB>
-void Rows(size_t mr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
-          const F32GemmTileParams* p, __m256i last) {
+void Rows(size_t mr, size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c,
+          size_t ldc, const F32GemmTileParams* p, __m256i last) {
   switch (mr) {
-    case 1: return Tile<1, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
-    case 2: return Tile<2, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
-    case 3: return Tile<3, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
-    case 4: return Tile<4, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
-    case 5: return Tile<5, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
-    default: return Tile<6, kVecs, kMaskB>(kc, a, b, ldb, c, ldc, p, last);
+    case 1: return Tile<1, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 2: return Tile<2, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 3: return Tile<3, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 4: return Tile<4, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 5: return Tile<5, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
+    default: return Tile<6, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
   }
 }
 
@@ -88,13 +114,13 @@ void f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a, co
   const __m256i last =
       _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   if (nr == 16) {
-    Rows<2, false>(mr, kc, a, b, ldb, c, ldc, params, last);
+    Rows<2, false>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
   } else if (nr > 8) {
-    Rows<2, true>(mr, kc, a, b, ldb, c, ldc, params, last);
+    Rows<2, true>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
   } else if (nr == 8) {
-    Rows<1, false>(mr, kc, a, b, ldb, c, ldc, params, last);
+    Rows<1, false>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
   } else {
-    Rows<1, true>(mr, kc, a, b, ldb, c, ldc, params, last);
+    Rows<1, true>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
   }
 }
 

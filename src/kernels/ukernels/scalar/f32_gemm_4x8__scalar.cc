@@ -12,14 +12,16 @@ constexpr size_t kMr = 4, kNr = 8;
 
 void Store(size_t mr, size_t nr, const float (*acc)[kNr], float* c, size_t ldc,
            const F32GemmTileParams* params) {
+  // Element (i, j) of the tile lives at c[i * rs + j * cs]: row-major, or transposed.
+  const size_t rs = params->trans_c ? 1 : ldc, cs = params->trans_c ? ldc : 1;
   for (size_t i = 0; i < mr; ++i) {
-    float* ci = c + i * ldc;
+    float* ci = c + i * rs;
     const float bm = params->bias_m ? params->bias_m[i] : 0.0f;
     for (size_t j = 0; j < nr; ++j) {
       float v = acc[i][j] + bm;
-      if (params->load_c) v += ci[j];
+      if (params->load_c) v += ci[j * cs];
       if (params->bias_n) v += params->bias_n[j];
-      ci[j] = std::min(std::max(v, params->min), params->max);
+      ci[j * cs] = std::min(std::max(v, params->min), params->max);
     }
   }
 }
