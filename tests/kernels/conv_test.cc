@@ -27,7 +27,8 @@ namespace {
 constexpr uint32_t kSeed = 20261130;
 constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kGemm1x1,
                                      Algorithm::kIm2colGemm,  Algorithm::kDirectNchwc,
-                                     Algorithm::kDepthwise,   Algorithm::kWinograd};
+                                     Algorithm::kDepthwise,   Algorithm::kWinograd,
+                                     Algorithm::kGroupedDirect};
 constexpr gemm::Activation kActivations[] = {gemm::Activation::kNone,      gemm::Activation::kRelu,
                                              gemm::Activation::kClip,      gemm::Activation::kSilu,
                                              gemm::Activation::kHardSwish, gemm::Activation::kGelu};
@@ -104,6 +105,16 @@ std::vector<ConvParams> Shapes() {
       P(1, 24, 10, 11, 24, 3, 3, 2, 1, 1, 24),
       P(1, 8, 9, 9, 8, 5, 5, 1, 2, 1, 8),
       P(1, 8, 12, 12, 8, 5, 5, 2, 2, 2, 8),
+      // Grouped, few channels per group (kGroupedDirect): RegNet-like 8 per group at stride 1
+      // and 2, a flat output run longer than several register runs, chunks of 8 outputs plus a
+      // remainder (20 = 8 + 8 + 4 per group), odd group sizes, a 5x5 window, stride 3 with
+      // uneven pads, batch 2.
+      P(1, 48, 14, 14, 48, 3, 3, 1, 1, 1, 6),
+      P(2, 48, 15, 13, 48, 3, 3, 2, 1, 1, 6),
+      P(1, 16, 5, 70, 40, 3, 3, 1, 1, 1, 2),
+      P(1, 15, 9, 11, 25, 3, 3, 1, 1, 1, 5),
+      P(1, 12, 11, 17, 6, 5, 5, 1, 2, 1, 3),
+      Asym(P(1, 18, 13, 29, 12, 3, 3, 1, 0, 1, 3), 1, 2, 0, 3, 2, 3),
   };
 }
 
@@ -258,6 +269,12 @@ TEST(Conv, CostModelPicks) {
             Algorithm::kIm2colGemm);
   EXPECT_EQ(ChooseAlgorithm(P(1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 32), IsaLevel::kAvx2),
             Algorithm::kDepthwise);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 104, 28, 28, 104, 3, 3, 1, 1, 1, 13), IsaLevel::kAvx2),
+            Algorithm::kGroupedDirect);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 104, 28, 28, 104, 3, 3, 1, 1, 1, 13), IsaLevel::kScalar),
+            Algorithm::kIm2colGemm);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 2), IsaLevel::kAvx2),
+            Algorithm::kIm2colGemm);
 }
 
 // kWinograd's packed U matrices, copied into one buffer (as a compiled module stores them) and

@@ -478,7 +478,10 @@ TEST(NativeConvGemmHostile, ConvBlobsAndParamsThatLie) {
   grouped.c = 8, grouped.m = 12, grouped.group = 2, grouped.kh = grouped.kw = 1;
   ConvCase wino;  // 36 packed U matrices where the cost model picks Winograd
   wino.c = 64, wino.m = 64, wino.h = wino.w = 14, wino.pt = wino.pl = wino.pb = wino.pr = 1;
-  for (const ConvCase& cc : {direct, grouped, wino}) {
+  ConvCase gdirect;  // reordered weights of kGroupedDirect (SIMD) or a packed A per group
+  gdirect.c = 16, gdirect.m = 24, gdirect.group = 4, gdirect.pt = gdirect.pl = 1;
+  gdirect.pb = gdirect.pr = 1;
+  for (const ConvCase& cc : {direct, grouped, wino, gdirect}) {
     const runtime::Module good = Lowered(cc.Text(1, true));
     ASSERT_EQ(good.steps.size(), 1u);
     ASSERT_TRUE(runtime::CreateKernel(good.steps[0], good).ok());

@@ -110,6 +110,8 @@ const char* AlgorithmName(Algorithm a) {
       return "depthwise";
     case Algorithm::kWinograd:
       return "winograd";
+    case Algorithm::kGroupedDirect:
+      return "grouped_direct";
   }
   return "?";
 }
@@ -130,12 +132,20 @@ bool Supports(Algorithm a, const ConvParams& p) {
     case Algorithm::kWinograd:
       return winograd::WinogradSupported(p.kh, p.kw, p.stride_h, p.stride_w, p.dilation_h,
                                          p.dilation_w, p.groups);
+    case Algorithm::kGroupedDirect:
+      return GroupedDirectSupported(p);
   }
   return false;
 }
 
 Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
   if (p.groups > 1 && Supports(Algorithm::kDepthwise, p)) return Algorithm::kDepthwise;
+  // A group's GEMM (M/g x C/g*KH*KW) is too small for a register tile below about 32 channels
+  // per group; the direct kernel wins there (RegNetY-400MF's 3x3 layers, 8 per group: 2-4.5x).
+  if (isa >= IsaLevel::kAvx2 && p.kh * p.kw > 1 && p.c / p.groups <= 32 &&
+      Supports(Algorithm::kGroupedDirect, p)) {
+    return Algorithm::kGroupedDirect;
+  }
   if (Supports(Algorithm::kGemm1x1, p)) return Algorithm::kGemm1x1;
   // Winograd F(4x4, 3x3) does 2.25 C multiplies per output instead of 9 C, plus transforms
   // that cost about as much per channel as a few multiplies: it wins where C and M are wide
@@ -161,6 +171,7 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
 size_t PreparedConv::WorkspaceSize(size_t threads) const {
   if (algorithm_ == Algorithm::kGemm1x1) return Gemm1x1Workspace(*this);
   if (algorithm_ == Algorithm::kWinograd) return WinogradWorkspace(*this, threads);
+  if (algorithm_ == Algorithm::kGroupedDirect) return GroupedWorkspace(*this, threads);
   if (algorithm_ != Algorithm::kIm2colGemm) return 0;
   return Im2colWorkspace(*this, threads);
 }
@@ -176,6 +187,8 @@ size_t WeightFloats(const ConvParams& p, Algorithm a, size_t block) {
       return (p.m + block - 1) / block * ((p.c + block - 1) / block) * taps * block * block;
     case Algorithm::kDepthwise:
       return p.c * taps;
+    case Algorithm::kGroupedDirect:
+      return p.m * (p.c / p.groups) * taps;
     default:
       return 0;
   }
@@ -191,7 +204,7 @@ Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts,
   KILN_RETURN_IF_ERROR(ValidateParams(p));
   const int algo = static_cast<int>(parts.algorithm);
   if (algo <= static_cast<int>(Algorithm::kAuto) ||
-      algo > static_cast<int>(Algorithm::kWinograd)) {
+      algo > static_cast<int>(Algorithm::kGroupedDirect)) {
     return Status::Error("conv: unknown prepared algorithm ", algo);
   }
   if (!Supports(parts.algorithm, p)) {
@@ -294,6 +307,9 @@ Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,
     case Algorithm::kWinograd:
       KILN_RETURN_IF_ERROR(PrepareWinograd(weights, &conv));
       break;
+    case Algorithm::kGroupedDirect:
+      KILN_RETURN_IF_ERROR(PrepareGrouped(weights, &conv));
+      break;
     case Algorithm::kAuto:
       break;
   }
@@ -313,7 +329,8 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
   switch (conv.algorithm()) {
     case Algorithm::kGemm1x1:
     case Algorithm::kIm2colGemm:
-    case Algorithm::kWinograd: {
+    case Algorithm::kWinograd:
+    case Algorithm::kGroupedDirect: {
       const size_t need = conv.WorkspaceSize(ThreadCount(o.pool));
       std::vector<float> own;
       float* ws = o.workspace;
@@ -323,6 +340,7 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
       }
       if (conv.algorithm() == Algorithm::kGemm1x1) return RunGemm1x1(conv, x, y, o, ws);
       if (conv.algorithm() == Algorithm::kWinograd) return RunWinograd(conv, x, y, o, ws);
+      if (conv.algorithm() == Algorithm::kGroupedDirect) return RunGrouped(conv, x, y, o, ws);
       return RunIm2colGemm(conv, x, y, o, ws);
     }
     case Algorithm::kDirectNchwc:
@@ -404,7 +422,7 @@ Expected<Algorithm> MeasureAlgorithm(const ConvParams& p, ThreadPool* pool,
   Algorithm best = ChooseAlgorithm(p, level);
   double best_s = INFINITY;
   for (Algorithm a : {Algorithm::kGemm1x1, Algorithm::kIm2colGemm, Algorithm::kDirectNchwc,
-                      Algorithm::kDepthwise, Algorithm::kWinograd}) {
+                      Algorithm::kDepthwise, Algorithm::kWinograd, Algorithm::kGroupedDirect}) {
     if (!Supports(a, p)) continue;
     KILN_ASSIGN_OR_RETURN(PreparedConv conv, PrepareConv(p, w.data(), {a, level}));
     const size_t cb = conv.block();

@@ -9,11 +9,13 @@
 //                L2) and multiplied by the prepacked W; any padding, stride, dilation and groups.
 //   kDirectNchwc direct convolution on the channel-blocked layout NCHWc (c = 8 for scalar and
 //                AVX2, 16 for AVX-512; see layout.h); groups == 1. Input and output are NCHWc.
-//   kDepthwise   groups == C == M: a portable direct loop per channel (dwconv's kernels replace it
-//                when they land).
+//   kDepthwise   groups == C == M: dwconv's row microkernels (a portable loop for dilations).
 //   kWinograd    3x3, stride 1, dilation 1, groups 1: Winograd F(4x4, 3x3) (kernels/winograd),
 //                NCHW; 36 packed U matrices (M x C each) as the prepared weights. About 4x fewer
 //                multiplies than the direct sum, at a larger rounding error (winograd.h).
+//   kGroupedDirect  other grouped layers with few channels per group (RegNet, ResNeXt): direct,
+//                over zero-padded polyphase copies of each group's input, up to 8 output channels
+//                at a time (grouped.cc); dilation 1.
 // ChooseAlgorithm is a cost model; MeasureAlgorithm times the candidates once and caches the
 // winner by (params, ISA, threads).
 // 1-D and 3-D convolutions stay on the reference kernels (kernels/ref/conv.h).
@@ -59,7 +61,15 @@ struct ConvParams {
 // padded input, and every buffer size fits in size_t.
 Status ValidateParams(const ConvParams& p);
 
-enum class Algorithm { kAuto, kGemm1x1, kIm2colGemm, kDirectNchwc, kDepthwise, kWinograd };
+enum class Algorithm {
+  kAuto,
+  kGemm1x1,
+  kIm2colGemm,
+  kDirectNchwc,
+  kDepthwise,
+  kWinograd,
+  kGroupedDirect,
+};
 // kWinograd's packed weight matrices (one per transform point of F(4x4, 3x3)).
 inline constexpr size_t kWinogradMatrices = 36;
 const char* AlgorithmName(Algorithm a);
@@ -72,7 +82,8 @@ enum class Layout {
 // Whether `a` can run `p` (kAuto: always).
 bool Supports(Algorithm a, const ConvParams& p);
 
-// The cost model: kDepthwise for depthwise layers, kGemm1x1 for unpadded 1x1 (any stride),
+// The cost model: kDepthwise for depthwise layers, kGroupedDirect for other grouped windows with
+// at most 32 channels per group (SIMD ISAs), kGemm1x1 for unpadded 1x1 (any stride),
 // kWinograd for 3x3 stride-1 layers with C, M >= 64 and outputs of 14x14 or more on a SIMD ISA,
 // kDirectNchwc for dense windows with enough channels to fill a block on a SIMD ISA, else
 // kIm2colGemm.
@@ -96,8 +107,8 @@ class PreparedConv {
   size_t WorkspaceSize(size_t threads) const;
   // The prepared weights, to store them (a compiled module) and rebuild with ViewPreparedConv:
   // kGemm1x1 and kIm2colGemm hold one packed A per group, kWinograd the 36 packed U[p]
-  // (M x C, p = 0..35); kDirectNchwc the reordered weights and kDepthwise a copy,
-  // weight_floats() of them.
+  // (M x C, p = 0..35); kDirectNchwc and kGroupedDirect the reordered weights and kDepthwise
+  // a copy, weight_floats() of them.
   const std::vector<gemm::PackedMatrix>& packed() const { return packed_; }
   const float* weights() const { return weights_.get(); }
   size_t weight_floats() const;
@@ -109,7 +120,8 @@ class PreparedConv {
   IsaLevel isa_ = IsaLevel::kScalar;
   size_t block_ = 1;
   std::vector<gemm::PackedMatrix> packed_;  // kGemm1x1, kIm2colGemm: one per group
-  std::shared_ptr<const float> weights_;    // kDirectNchwc: reordered; kDepthwise: copied
+  std::shared_ptr<const float> weights_;    // kDirectNchwc, kGroupedDirect: reordered;
+                                            // kDepthwise: copied
   // kWinograd: the layer over the same matrices as packed_.
   std::shared_ptr<const winograd::PreparedWinograd> winograd_;
 };
@@ -121,7 +133,7 @@ struct PreparedConvParts {
   IsaLevel isa = IsaLevel::kScalar;
   size_t block = 1;
   std::vector<gemm::PackedMatrix> packed;  // kGemm1x1, kIm2colGemm, kWinograd (PackedMatrix::View)
-  const float* weights = nullptr;          // kDirectNchwc, kDepthwise
+  const float* weights = nullptr;          // kDirectNchwc, kDepthwise, kGroupedDirect
   size_t weight_floats = 0;
 };
 

@@ -9,17 +9,35 @@ constexpr ConvNchwcUkernel kTable[] = {
     {"f32_conv_nchwc16__avx512f", IsaLevel::kAvx512, 16, 2, ukernels::f32_conv_nchwc16__avx512f},
 };
 
+// chunk: the vectors of pixels per channel times their width (NV x width).
+constexpr GConvUkernel kGConvTable[] = {
+    {"f32_gconv__scalar", IsaLevel::kScalar, 4, ukernels::f32_gconv__scalar},
+    {"f32_gconv__avx2_fma", IsaLevel::kAvx2, 8, ukernels::f32_gconv__avx2_fma},
+    {"f32_gconv__avx512f", IsaLevel::kAvx512, 32, ukernels::f32_gconv__avx512f},
+};
+
+template <class Row>
+const Row& Newest(std::span<const Row> table, IsaLevel cap) {
+  const IsaLevel isa = cap < ActiveIsa() ? cap : ActiveIsa();
+  const Row* best = &table[0];
+  for (const Row& row : table) {
+    if (row.isa <= isa) best = &row;
+  }
+  return *best;
+}
+
 }  // namespace
 
 std::span<const ConvNchwcUkernel> ConvNchwcUkernels() { return kTable; }
 
 const ConvNchwcUkernel& SelectConvNchwcUkernel(IsaLevel cap) {
-  const IsaLevel isa = cap < ActiveIsa() ? cap : ActiveIsa();
-  const ConvNchwcUkernel* best = &kTable[0];
-  for (const ConvNchwcUkernel& row : kTable) {
-    if (row.isa <= isa) best = &row;
-  }
-  return *best;
+  return Newest<ConvNchwcUkernel>(kTable, cap);
+}
+
+std::span<const GConvUkernel> GConvUkernels() { return kGConvTable; }
+
+const GConvUkernel& SelectGConvUkernel(IsaLevel cap) {
+  return Newest<GConvUkernel>(kGConvTable, cap);
 }
 
 }  // namespace kiln::conv

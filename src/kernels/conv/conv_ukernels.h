@@ -1,9 +1,10 @@
-// The one table of direct NCHWc convolution microkernels; dispatch and tests read it.
+// The tables of the conv microkernels (direct NCHWc, grouped rows); dispatch and tests read them.
 #pragma once
 
 #include <span>
 
 #include "kernels/ukernels/f32_conv.h"
+#include "kernels/ukernels/f32_gconv.h"
 #include "support/cpu.h"
 
 namespace kiln::conv {
@@ -21,5 +22,15 @@ std::span<const ConvNchwcUkernel> ConvNchwcUkernels();
 
 // The newest row whose ISA is at most `cap` (and at most ActiveIsa()).
 const ConvNchwcUkernel& SelectConvNchwcUkernel(IsaLevel cap);
+
+// The grouped-convolution microkernels (kGroupedDirect).
+struct GConvUkernel {
+  const char* name;
+  IsaLevel isa;
+  size_t chunk;  // output indices per step: x is read up to count rounded up to it
+  ukernels::F32GConvFn fn;
+};
+std::span<const GConvUkernel> GConvUkernels();
+const GConvUkernel& SelectGConvUkernel(IsaLevel cap);
 
 }  // namespace kiln::conv

@@ -62,4 +62,11 @@ size_t WinogradWorkspace(const PreparedConv& conv, size_t threads);
 Status RunWinograd(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
                    float* workspace);
 
+// kGroupedDirect: W reordered per group into chunks of up to 8 outputs, [cg][KH][KW][chunk].
+bool GroupedDirectSupported(const ConvParams& p);
+size_t GroupedWorkspace(const PreparedConv& conv, size_t threads);
+Status PrepareGrouped(const float* weights, PreparedConv* conv);
+Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                  float* workspace);
+
 }  // namespace kiln::conv

@@ -37,7 +37,7 @@ Expected<conv::Algorithm> ReadAlgorithm(const StepParams& params) {
   KILN_ASSIGN_OR_RETURN(std::string name, params.String("algorithm"));
   for (conv::Algorithm a : {conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
                             conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise,
-                            conv::Algorithm::kWinograd}) {
+                            conv::Algorithm::kWinograd, conv::Algorithm::kGroupedDirect}) {
     if (name == conv::AlgorithmName(a)) return a;
   }
   return Status::Error("unknown conv algorithm '", name, "'");

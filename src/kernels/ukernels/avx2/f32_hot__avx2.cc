@@ -80,8 +80,10 @@ struct V {
 }  // namespace
 }  // namespace kiln::ukernels
 
+#include "kernels/ukernels/f32_gconv_impl.h"
 #include "kernels/ukernels/f32_hot_impl.h"
 
 namespace kiln::ukernels {
 KILN_DEFINE_F32_HOT_UKERNELS(avx2, V)
+KILN_DEFINE_F32_GCONV_UKERNEL(avx2_fma, V, 1)
 }  // namespace kiln::ukernels

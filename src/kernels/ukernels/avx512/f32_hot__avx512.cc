@@ -75,8 +75,10 @@ struct V {
 }  // namespace
 }  // namespace kiln::ukernels
 
+#include "kernels/ukernels/f32_gconv_impl.h"
 #include "kernels/ukernels/f32_hot_impl.h"
 
 namespace kiln::ukernels {
 KILN_DEFINE_F32_HOT_UKERNELS(avx512, V)
+KILN_DEFINE_F32_GCONV_UKERNEL(avx512f, V, 2)
 }  // namespace kiln::ukernels

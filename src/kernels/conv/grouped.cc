@@ -1,0 +1,179 @@
+// kGroupedDirect: grouped convolution with few channels per group (RegNet's and ResNeXt's 3x3
+// layers: 8 to 32 per group). im2col + GEMM gives each group a GEMM of M/g rows and C/g * KH * KW
+// columns, too small to fill a register tile, after building columns for every pixel. Here each
+// group's input is copied once into zero-padded polyphase planes (input channel x row phase x
+// column phase, one common row pitch), in which every output pixel reads each tap at a fixed
+// offset from its flat index (f32_gconv.h): the microkernel then runs over the whole output of
+// the group as one flat run, with full vectors even for 7x7 outputs, and keeps up to 8 output
+// channels x 32 pixels in registers. The flat outputs land in a scratch and the valid columns
+// are copied out (with the activations a clamp cannot express).
+//
+// Work items are (image, group): each copies its input once and walks all its output rows.
+// A layer with fewer items than threads leaves threads idle; grouped CNNs have dozens of groups.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+
+#include "kernels/conv/conv_ukernels.h"
+#include "kernels/conv/drivers.h"
+
+namespace kiln::conv {
+namespace {
+
+constexpr size_t kMaxOutputs = 8;   // output channels per microkernel call
+constexpr size_t kMaxTaps = 1024;   // (input channel, tap) pairs per group: the offset table
+constexpr size_t kMaxPlanes = size_t{1} << 30;  // floats of one thread's planes (offsets fit)
+
+struct Geometry {
+  size_t ph, pw;      // rows and columns of one phase plane (pw is the pitch)
+  size_t plane;       // floats per plane
+  size_t planes;      // floats of all planes of a group, plus the microkernel's over-read
+  size_t count;       // flat output indices: (OH - 1) * pw + OW
+  size_t out;         // floats of the flat output scratch (kMaxOutputs channels)
+  size_t per_thread;  // planes + out, in whole cache lines
+};
+
+size_t RoundUp16(size_t v) { return (v + 15) / 16 * 16; }
+
+Geometry Geometry(const ConvParams& p, IsaLevel isa) {
+  struct Geometry g;
+  g.ph = (p.h + p.pad_top + p.pad_bottom + p.stride_h - 1) / p.stride_h;
+  g.pw = (p.w + p.pad_left + p.pad_right + p.stride_w - 1) / p.stride_w;
+  g.plane = g.ph * g.pw;
+  const size_t chunk = SelectGConvUkernel(isa).chunk;
+  g.planes = RoundUp16(p.c / p.groups * p.stride_h * p.stride_w * g.plane + chunk);
+  g.count = (p.out_h() - 1) * g.pw + p.out_w();
+  g.out = RoundUp16(kMaxOutputs * g.count);
+  g.per_thread = g.planes + g.out;
+  return g;
+}
+
+// Scatters channel plane `src` (H x W) into its stride-phase planes at `dst` (the zero padding
+// around it is already there and never written).
+void FillPlanes(const ConvParams& p, const struct Geometry& g, const float* src, float* dst) {
+  for (size_t iy = 0; iy < p.h; ++iy) {
+    const size_t r = iy + p.pad_top;
+    float* row = dst + (r % p.stride_h) * p.stride_w * g.plane + r / p.stride_h * g.pw;
+    const float* s = src + iy * p.w;
+    if (p.stride_w == 1) {
+      std::memcpy(row + p.pad_left, s, p.w * sizeof(float));
+      continue;
+    }
+    if (p.stride_w == 2) {
+      // Pairs of columns split into the two phases: a loop the compiler vectorizes.
+      const size_t q_even = p.pad_left % 2;  // the phase of the even input columns
+      float* even = row + q_even * g.plane + p.pad_left / 2;
+      float* odd = row + (1 - q_even) * g.plane + (p.pad_left + 1) / 2;
+      const size_t pairs = p.w / 2;
+      for (size_t i = 0; i < pairs; ++i) {
+        even[i] = s[2 * i];
+        odd[i] = s[2 * i + 1];
+      }
+      if (p.w % 2) even[pairs] = s[p.w - 1];
+      continue;
+    }
+    for (size_t qx = 0; qx < p.stride_w; ++qx) {
+      // The first input column of phase qx, and its column in the phase plane.
+      const size_t ix0 = (qx + p.stride_w - p.pad_left % p.stride_w) % p.stride_w;
+      float* out = row + qx * g.plane + (ix0 + p.pad_left) / p.stride_w;
+      for (size_t ix = ix0; ix < p.w; ix += p.stride_w) *out++ = s[ix];
+    }
+  }
+}
+
+}  // namespace
+
+bool GroupedDirectSupported(const ConvParams& p) {
+  if (p.groups < 2 || p.dilation_h != 1 || p.dilation_w != 1) return false;
+  if (p.c / p.groups * p.kh * p.kw > kMaxTaps) return false;
+  const double planes = static_cast<double>(p.c / p.groups) *
+                        static_cast<double>(p.h + p.pad_top + p.pad_bottom + p.stride_h) *
+                        static_cast<double>(p.w + p.pad_left + p.pad_right + p.stride_w);
+  return planes < static_cast<double>(kMaxPlanes);
+}
+
+size_t GroupedWorkspace(const PreparedConv& conv, size_t threads) {
+  return Geometry(conv.params(), conv.isa()).per_thread * std::max<size_t>(threads, 1);
+}
+
+Status PrepareGrouped(const float* weights, PreparedConv* conv) {
+  using A = PreparedConvAccess;
+  const ConvParams& p = A::params(*conv);
+  const size_t cg = p.c / p.groups, mg = p.m / p.groups, taps = p.kh * p.kw;
+  const size_t size = p.m * cg * taps;
+  std::shared_ptr<float> w(new float[size], std::default_delete<float[]>());
+  // [M][cg][KH][KW] -> per group, per chunk of up to 8 outputs: [cg * KH * KW][chunk], so the
+  // microkernel reads the chunk's weights of one tap as consecutive floats.
+  for (size_t g = 0; g < p.groups; ++g) {
+    for (size_t o0 = 0; o0 < mg; o0 += kMaxOutputs) {
+      const size_t mb = std::min(kMaxOutputs, mg - o0);
+      float* dst = w.get() + (g * mg + o0) * cg * taps;
+      for (size_t k = 0; k < cg * taps; ++k) {
+        for (size_t j = 0; j < mb; ++j) dst[k * mb + j] = weights[(g * mg + o0 + j) * cg * taps + k];
+      }
+    }
+  }
+  A::weights(*conv) = std::move(w);
+  return Status::Ok();
+}
+
+Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                  float* workspace) {
+  const ConvParams& p = conv.params();
+  const struct Geometry geo = Geometry(p, conv.isa());
+  const GConvUkernel& uk = SelectGConvUkernel(conv.isa());
+  const size_t cg = p.c / p.groups, mg = p.m / p.groups, taps = p.kh * p.kw;
+  const size_t oh = p.out_h(), ow = p.out_w();
+  const float* weights = PreparedConvAccess::weights(conv);
+  const float* bias = o.epilogue.bias_kind == gemm::BiasKind::kPerRow ? o.epilogue.bias : nullptr;
+  const Clamp clamp = ClampOf(o.epilogue);
+  const size_t items = p.n * p.groups;
+  const size_t threads = std::min(ThreadCount(o.pool), items);
+  ParallelFor(o.pool, threads, [&](size_t t) {
+    float* planes = workspace + t * geo.per_thread;
+    float* out = planes + geo.planes;
+    // The padding (and the over-read past the last plane) is zero and stays so: items only
+    // write the input's own positions.
+    std::fill_n(planes, geo.planes, 0.0f);
+    std::array<uint32_t, kMaxTaps> offsets;
+    for (size_t ci = 0; ci < cg; ++ci) {
+      for (size_t ky = 0; ky < p.kh; ++ky) {
+        for (size_t kx = 0; kx < p.kw; ++kx) {
+          const size_t phase = (ci * p.stride_h + ky % p.stride_h) * p.stride_w + kx % p.stride_w;
+          offsets[ci * taps + ky * p.kw + kx] = static_cast<uint32_t>(
+              phase * geo.plane + ky / p.stride_h * geo.pw + kx / p.stride_w);
+        }
+      }
+    }
+    ukernels::F32GConvParams kp;
+    kp.offsets = offsets.data();
+    kp.nk = cg * taps;
+    kp.count = geo.count;
+    kp.y_stride = geo.count;
+    kp.clamp_min = clamp.min;
+    kp.clamp_max = clamp.max;
+    const size_t begin = items * t / threads, end = items * (t + 1) / threads;
+    for (size_t item = begin; item < end; ++item) {  // item = image * groups + group
+      const size_t g = item % p.groups;
+      for (size_t ci = 0; ci < cg; ++ci) {
+        FillPlanes(p, geo, x + (item * cg + ci) * p.h * p.w,
+                   planes + ci * p.stride_h * p.stride_w * geo.plane);
+      }
+      for (size_t o0 = 0; o0 < mg; o0 += kMaxOutputs) {
+        kp.mb = std::min(kMaxOutputs, mg - o0);
+        const size_t m0 = g * mg + o0;
+        uk.fn(planes, weights + m0 * cg * taps, bias ? bias + m0 : nullptr, out, &kp);
+        for (size_t j = 0; j < kp.mb; ++j) {
+          float* yj = y + ((item / p.groups * p.m + m0 + j) * oh) * ow;
+          for (size_t oy = 0; oy < oh; ++oy)
+            std::memcpy(yj + oy * ow, out + j * geo.count + oy * geo.pw, ow * sizeof(float));
+          ApplyVectorActivation(o.epilogue, conv.isa(), yj, oh * ow);
+        }
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+}  // namespace kiln::conv

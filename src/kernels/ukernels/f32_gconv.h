@@ -1,0 +1,40 @@
+// The microkernel of grouped convolution with few channels per group (RegNet, ResNeXt: 8 to 32
+// per group), where a GEMM per group is too small to fill a register tile.
+//
+// The caller (kernels/conv/grouped.cc) copies the group's input once into zero-padded polyphase
+// planes (one per input channel and stride phase), all with the same row pitch. In those planes
+// every output pixel at flat index f = oy * pitch + ox reads its tap k at x[offsets[k] + f], so
+// the whole output of a group is one run of flat indices, filled with full vectors even when
+// rows are short (7x7, 14x14); the columns ox >= the output width are computed and dropped by
+// the caller. One call computes `mb` (1..8) output channels over flat indices [0, count):
+//   y[j * y_stride + f] = min(max(sum_k w[k * mb + j] * x[offsets[k] + f] + bias[j], lo), hi)
+// reading x up to offsets[k] + count rounded up to a whole number of the microkernel's vectors
+// (`slack` in the table of conv_ukernels.h) and writing y exactly for f < count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::ukernels {
+
+struct F32GConvParams {
+  const uint32_t* offsets;  // nk offsets into x, one per (input channel, tap)
+  size_t nk;
+  size_t count;     // flat output indices
+  size_t mb;        // output channels in this call, 1..8
+  size_t y_stride;  // floats between the outputs of consecutive channels
+  float clamp_min, clamp_max;
+};
+
+// w: [nk][mb]; bias: mb values or null.
+using F32GConvFn = void (*)(const float* x, const float* w, const float* bias, float* y,
+                            const F32GConvParams* p);
+
+void f32_gconv__scalar(const float* x, const float* w, const float* bias, float* y,
+                       const F32GConvParams* p);
+void f32_gconv__avx2_fma(const float* x, const float* w, const float* bias, float* y,
+                         const F32GConvParams* p);
+void f32_gconv__avx512f(const float* x, const float* w, const float* bias, float* y,
+                        const F32GConvParams* p);
+
+}  // namespace kiln::ukernels
