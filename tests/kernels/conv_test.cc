@@ -93,7 +93,7 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 4, 4, 16, 3, 3, 1, 3),  // rows and columns whose window misses the input
       Asym(P(3, 21, 11, 7, 26, 3, 3), 0, 2, 1, 0, 1, 1),  // Winograd: batch, partial tiles
       P(1, 64, 14, 14, 72, 3, 3, 1, 1),                    // Winograd: a ResNet-like layer
-      Asym(P(2, 17, 10, 53, 21, 3, 3), 2, 1, 0, 2, 1, 1),  // Winograd along tile rows, edges
+      Asym(P(2, 17, 10, 53, 21, 3, 3), 2, 1, 0, 2, 1, 1),  // Winograd: a wide map, partial tiles
       P(1, 24, 12, 12, 9, 5, 5, 1, 2),
       P(1, 3, 23, 23, 16, 7, 7, 2, 3),
       P(1, 3, 64, 61, 8, 7, 7, 2, 3),  // a stem over several im2col column blocks
@@ -260,6 +260,8 @@ TEST(Conv, CostModelPicks) {
   EXPECT_EQ(ChooseAlgorithm(P(1, 512, 7, 7, 512, 3, 3, 1, 1), IsaLevel::kAvx512),
             Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 128, 28, 28, 32, 3, 3, 1, 1), IsaLevel::kAvx512),
+            Algorithm::kWinograd);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 16, 28, 28, 32, 3, 3, 1, 1), IsaLevel::kAvx512),
             Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 128, 28, 28, 128, 3, 3, 2, 1), IsaLevel::kAvx512),
             Algorithm::kDirectNchwc);

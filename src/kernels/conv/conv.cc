@@ -150,12 +150,14 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
   // Winograd F(4x4, 3x3) does 2.25 C multiplies per output instead of 9 C, plus transforms
   // that cost about as much per channel as a few multiplies: it wins where C and M are wide
   // enough for its 36 GEMMs (M x C x tiles) to run near peak and the map holds enough 4x4 tiles.
-  // Measured (bench_conv --set 3x3 --vs winograd, 1 thread, Zen 4, AVX-512): time vs the direct
-  // kernel 0.58-0.66 with C, M >= 96 at 14x14 to 28x28, 0.84 for 64->64 at 56x56; slower at
-  // 7x7 (1.3-1.5: 4 tiles, a 30% padded tile grid) and for M = 32 or C <= 32 (1.1-3x).
-  // Accuracy: its rounding error is ~10x the direct sum's (winograd.h); the e2e check of
-  // ResNet-18/50, GoogLeNet and DenseNet-121 against onnxruntime stays within 1e-4.
-  if (Supports(Algorithm::kWinograd, p) && isa >= IsaLevel::kAvx2 && p.c >= 64 && p.m >= 64 &&
+  // Measured (bench_conv --set 3x3 --algo direct_nchwc --vs winograd --cpu-time, 1 thread, Zen 4),
+  // Winograd's time over the direct kernel's, AVX-512 / AVX2: C, M >= 64 at 14x14 to 56x56
+  // 0.48-0.62 / 0.40-0.61; 128->32 0.75-0.99 / 0.67-0.81; 32->96, 32->128 0.69-0.80; but
+  // 16->32, 16->48 1.0-1.4, 24->64 0.78 / 1.05, and every 7x7 map 1.2-3.2 / 0.8-2.0 (4 tiles,
+  // 30% of the tile grid padding). Accuracy: its rounding error is ~10x the direct sum's
+  // (winograd.h); the e2e check of ResNet-18/50, GoogLeNet and DenseNet-121 against onnxruntime
+  // stays within 1e-4 (tests/e2e/torchvision_vs_ort.sh).
+  if (Supports(Algorithm::kWinograd, p) && isa >= IsaLevel::kAvx2 && p.c >= 32 && p.m >= 32 &&
       p.out_h() >= 14 && p.out_w() >= 14) {
     return Algorithm::kWinograd;
   }

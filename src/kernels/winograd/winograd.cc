@@ -25,34 +25,6 @@ constexpr float kG[6][3] = {{1.0f / 4, 0, 0},
                             {1.0f / 24, -1.0f / 12, 1.0f / 6},
                             {0, 0, 1}};
 
-// out[k][t] = (B^T in)[k][t] over six rows of n values: the rows of B^T written out, so that
-// the loops over t (tiles, contiguous) vectorize.
-void InputRows(const float* const in[6], float* const out[6], size_t n) {
-  const float *d0 = in[0], *d1 = in[1], *d2 = in[2], *d3 = in[3], *d4 = in[4], *d5 = in[5];
-  float *r0 = out[0], *r1 = out[1], *r2 = out[2], *r3 = out[3], *r4 = out[4], *r5 = out[5];
-  for (size_t t = 0; t < n; ++t) {
-    r0[t] = 4.0f * d0[t] - 5.0f * d2[t] + d4[t];
-    r1[t] = d3[t] + d4[t] - 4.0f * (d1[t] + d2[t]);
-    r2[t] = d4[t] - d3[t] + 4.0f * (d1[t] - d2[t]);
-    r3[t] = d4[t] - d2[t] + 2.0f * (d3[t] - d1[t]);
-    r4[t] = d4[t] - d2[t] + 2.0f * (d1[t] - d3[t]);
-    r5[t] = 4.0f * d1[t] - 5.0f * d3[t] + d5[t];
-  }
-}
-
-// out[k][t] = (A^T in)[k][t], four rows from six.
-void OutputRows(const float* const in[6], float* const out[4], size_t n) {
-  const float *o0 = in[0], *o1 = in[1], *o2 = in[2], *o3 = in[3], *o4 = in[4], *o5 = in[5];
-  float *s0 = out[0], *s1 = out[1], *s2 = out[2], *s3 = out[3];
-  for (size_t t = 0; t < n; ++t) {
-    const float a = o1[t] + o2[t], b = o1[t] - o2[t], c = o3[t] + o4[t], d = o3[t] - o4[t];
-    s0[t] = o0[t] + a + c;
-    s1[t] = b + 2.0f * d;
-    s2[t] = a + 4.0f * c;
-    s3[t] = b + 8.0f * d + o5[t];
-  }
-}
-
 struct Shape {
   size_t oh, ow, tiles_h, tiles_w, tiles;  // tiles per image
 };
@@ -67,28 +39,22 @@ Shape MakeShape(const WinogradConvParams& p) {
   return s;
 }
 
-constexpr size_t kPatchRows = 6;
-// Tiles per tile row from which the transforms run along the rows (see Run). Measured on AVX-512:
-// 14 tiles (56x56) 10% faster that way, 7 tiles (28x28) 10% slower.
-constexpr size_t kMinRowTiles = 12;
-size_t PatchWidth(size_t tb) { return kOut * tb + 2; }
+// One thread's workspace: V, O, and two 36 x tb buffers for the transforms.
+size_t SlotFloats(size_t tb, size_t c, size_t m) { return kPoints * tb * (c + m + 2); }
 
-// One thread's workspace: V, O, the input patch and the output tiles that cross the border.
-size_t SlotFloats(size_t tb, size_t c, size_t m) {
-  return kPoints * tb * (c + m) + kPatchRows * PatchWidth(tb) + kOut * kOut * tb + 2 * kPoints * tb;
-}
-
+// The passes of the transforms, vectorized across the tiles of a block, for `isa`.
 struct Transforms {
-  ukernels::F32WinoInputFn input;
-  ukernels::F32WinoOutputFn output;
+  ukernels::F32WinoRowsFn input_rows, output_rows;
 };
 
 Transforms TransformsFor(IsaLevel isa) {
   if (isa >= IsaLevel::kAvx512) {
-    return {ukernels::f32_wino_input__avx512f, ukernels::f32_wino_output__avx512f};
+    return {ukernels::f32_wino_input_rows__avx512f, ukernels::f32_wino_output_rows__avx512f};
   }
-  if (isa >= IsaLevel::kAvx2) return {ukernels::f32_wino_input__avx2, ukernels::f32_wino_output__avx2};
-  return {ukernels::f32_wino_input__scalar, ukernels::f32_wino_output__scalar};
+  if (isa >= IsaLevel::kAvx2) {
+    return {ukernels::f32_wino_input_rows__avx2, ukernels::f32_wino_output_rows__avx2};
+  }
+  return {ukernels::f32_wino_input_rows__scalar, ukernels::f32_wino_output_rows__scalar};
 }
 
 }  // namespace
@@ -165,9 +131,13 @@ size_t PreparedWinograd::TilesPerBlock(const WinogradConvParams& p, size_t threa
   size_t tb = l2_floats / (kPoints * (c_ + m_));
   tb = std::clamp<size_t>(tb / 16 * 16, 16, 256);
   tb = std::min(tb, std::max<size_t>(s.tiles, 1));
-  // Enough blocks for every thread.
-  const size_t per_image = std::max<size_t>(1, DivUp(threads, std::max<size_t>(p.n, 1)));
-  if (DivUp(s.tiles, tb) < per_image) tb = std::max<size_t>(1, DivUp(s.tiles, per_image));
+  // A multiple of `threads` blocks in all (as far as the tiles allow), so that no thread idles
+  // while another runs a last block.
+  if (threads > 1) {
+    const size_t n = std::max<size_t>(p.n, 1);
+    const size_t total = DivUp(n * DivUp(s.tiles, tb), threads) * threads;
+    tb = std::max<size_t>(1, DivUp(s.tiles, DivUp(total, n)));
+  }
   return tb;
 }
 
@@ -184,8 +154,8 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
     return Status::Error("winograd: the input has ", p.c, " channels; the weights expect ", c_);
   }
   constexpr size_t kBig = size_t{1} << 30;
-  if (p.h >= kBig || p.w >= kBig || p.pad_top > kBig || p.pad_left > kBig ||
-      p.pad_bottom > kBig || p.pad_right > kBig) {
+  if (p.h >= kBig || p.w >= kBig || p.pad_top > kBig || p.pad_left > kBig || p.pad_bottom > kBig ||
+      p.pad_right > kBig) {
     return Status::Error("winograd: input ", p.h, "x", p.w, " or its pads are too large");
   }
   const Shape s = MakeShape(p);
@@ -241,13 +211,7 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
   }
   const size_t c = c_, m = m_;
   const Transforms tf = TransformsFor(isa_);
-  const ukernels::F32WinoInputFn input = tf.input;
-  const ukernels::F32WinoOutputFn output = tf.output;
-  // Two ways to transform. by_rows: the transform microkernels, vectorized across the tiles of
-  // one tile row, reading the input and writing the output in place; it needs rows of many
-  // tiles to fill the vectors. Otherwise (narrow maps): each tile gathered into a 36 x tb
-  // buffer, transformed by portable loops vectorized across all the tiles of the block.
-  const bool by_rows = s.tiles_w >= kMinRowTiles;
+  const ukernels::F32WinoRowsFn input_rows = tf.input_rows, output_rows = tf.output_rows;
 
   // The first GEMM error (there should be none: the shapes were checked above).
   Status gemm_status;
@@ -256,193 +220,88 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
     const size_t img = block / blocks_per_image;
     const size_t t0 = block % blocks_per_image * tb;
     const size_t nt = std::min(tb, s.tiles - t0);
-    float* v = slot;                       // 36 x C x tb
-    float* o = v + kPoints * c * tb;       // 36 x M x tb
-    float* patch = o + kPoints * m * tb;   // 6 x (4 tb + 2): windows that cross the border
-    float* ytmp = patch + kPatchRows * PatchWidth(tb);  // 4 x 4 tb: tiles that cross the border
-    float* d = ytmp + kOut * kOut * tb;    // 36 x tb: gathered tiles, then output rows
-    float* e = d + kPoints * tb;           // 36 x tb: after the row transform
+    float* v = slot;                  // 36 x C x tb
+    float* o = v + kPoints * c * tb;  // 36 x M x tb
+    float* d = o + kPoints * m * tb;  // 36 x tb: gathered tiles, then output rows
+    float* e = d + kPoints * tb;      // 36 x tb: after the row transform
     const float* xi = x + img * c * p.h * p.w;
     const long pt = static_cast<long>(p.pad_top), pl = static_cast<long>(p.pad_left);
     const long h = static_cast<long>(p.h), w = static_cast<long>(p.w);
-    const size_t pw = PatchWidth(tb);
 
-    if (by_rows) {
-      // Input transform, channel by channel, a run of tiles of one tile row at a time: V[p][c][t].
-      // Windows inside the input are read in place; the others from a zero-padded patch.
-      for (size_t ci = 0; ci < c; ++ci) {
-        const float* xc = xi + ci * p.h * p.w;
-        float* vc = v + ci * tb;
-        for (size_t t = 0; t < nt;) {
-          const size_t tile = t0 + t;
-          const size_t ty = tile / s.tiles_w, tx = tile % s.tiles_w;
-          const size_t run = std::min(nt - t, s.tiles_w - tx);
-          const long y0 = static_cast<long>(ty * kOut) - pt;
-          const long x0 = static_cast<long>(tx * kOut) - pl;
-          // Tiles [a, b) of the run have their windows inside the input.
-          size_t a = run, b = run;
-          if (y0 >= 0 && y0 + 6 <= h) {
-            const long first = x0 >= 0 ? 0 : (-x0 + 3) / 4;
-            const long last = w >= x0 + 6 ? (w - x0 - 6) / 4 + 1 : 0;  // tiles with x0 + 4 q + 6 <= w
-            a = static_cast<size_t>(std::min<long>(first, static_cast<long>(run)));
-            b = static_cast<size_t>(std::clamp<long>(last, static_cast<long>(a), static_cast<long>(run)));
+    // Input transform, channel by channel: V[p][c][t] = (B^T d B)[p].
+    for (size_t ci = 0; ci < c; ++ci) {
+      const float* xc = xi + ci * p.h * p.w;
+      for (size_t t = 0; t < nt; ++t) {
+        const size_t tile = t0 + t;
+        const long y0 = static_cast<long>(tile / s.tiles_w * kOut) - pt;
+        const long x0 = static_cast<long>(tile % s.tiles_w * kOut) - pl;
+        if (y0 >= 0 && x0 >= 0 && y0 + 6 <= h && x0 + 6 <= w) {
+          const float* src = xc + y0 * w + x0;
+          for (size_t i = 0; i < 6; ++i) {
+            for (size_t j = 0; j < 6; ++j) d[(i * 6 + j) * tb + t] = src[i * w + j];
           }
-          if (a < b) {
-            input(b - a, xc + y0 * w + x0 + 4 * static_cast<long>(a), p.w, vc + t + a, c * tb);
-          }
-          // The rest: [0, a) and [b, run) through the patch.
-          for (auto [q0, q1] : {std::pair<size_t, size_t>{0, a}, std::pair<size_t, size_t>{b, run}}) {
-            if (q0 >= q1) continue;
-            const long px = x0 + 4 * static_cast<long>(q0);
-            const size_t cols = 4 * (q1 - q0) + 2;
-            for (size_t i = 0; i < kPatchRows; ++i) {
-              const long iy = y0 + static_cast<long>(i);
-              float* dst = patch + i * pw;
-              for (size_t j = 0; j < cols; ++j) {
-                const long ix = px + static_cast<long>(j);
-                dst[j] = iy >= 0 && iy < h && ix >= 0 && ix < w ? xc[iy * w + ix] : 0.0f;
-              }
+        } else {
+          for (size_t i = 0; i < 6; ++i) {
+            const long iy = y0 + static_cast<long>(i);
+            for (size_t j = 0; j < 6; ++j) {
+              const long ix = x0 + static_cast<long>(j);
+              d[(i * 6 + j) * tb + t] =
+                  iy >= 0 && iy < h && ix >= 0 && ix < w ? xc[iy * w + ix] : 0.0f;
             }
-            input(q1 - q0, patch, pw, vc + t + q0, c * tb);
           }
-          t += run;
         }
       }
-    } else {
-      // Input transform, channel by channel: V[p][c][t] = (B^T d B)[p].
-      for (size_t ci = 0; ci < c; ++ci) {
-        const float* xc = xi + ci * p.h * p.w;
-        for (size_t t = 0; t < nt; ++t) {
-          const size_t tile = t0 + t;
-          const long y0 = static_cast<long>(tile / s.tiles_w * kOut) - pt;
-          const long x0 = static_cast<long>(tile % s.tiles_w * kOut) - pl;
-          if (y0 >= 0 && x0 >= 0 && y0 + 6 <= h && x0 + 6 <= w) {
-            const float* src = xc + y0 * w + x0;
-            for (size_t i = 0; i < 6; ++i) {
-              for (size_t j = 0; j < 6; ++j) d[(i * 6 + j) * tb + t] = src[i * w + j];
-            }
-          } else {
-            for (size_t i = 0; i < 6; ++i) {
-              const long iy = y0 + static_cast<long>(i);
-              for (size_t j = 0; j < 6; ++j) {
-                const long ix = x0 + static_cast<long>(j);
-                d[(i * 6 + j) * tb + t] =
-                    iy >= 0 && iy < h && ix >= 0 && ix < w ? xc[iy * w + ix] : 0.0f;
-              }
-            }
-          }
-        }
-        // Columns of each row i (in[k] = d[i][k]), then rows of each column (in[k] = e[k][j]).
-        for (size_t i = 0; i < 6; ++i) {
-          const float* in[6];
-          float* out[6];
-          for (size_t k = 0; k < 6; ++k) {
-            in[k] = d + (i * 6 + k) * tb;
-            out[k] = e + (i * 6 + k) * tb;
-          }
-          InputRows(in, out, nt);
-        }
-        for (size_t j = 0; j < 6; ++j) {
-          const float* in[6];
-          float* out[6];
-          for (size_t k = 0; k < 6; ++k) {
-            in[k] = e + (k * 6 + j) * tb;
-            out[k] = v + ((k * 6 + j) * c + ci) * tb;
-          }
-          InputRows(in, out, nt);
-        }
+      // Columns of each row i (in[k] = d[i][k]), then rows of each column (in[k] = e[k][j]).
+      for (size_t i = 0; i < 6; ++i) input_rows(nt, d + i * 6 * tb, tb, e + i * 6 * tb, tb);
+      for (size_t j = 0; j < 6; ++j) {
+        input_rows(nt, e + j * tb, 6 * tb, v + (j * c + ci) * tb, 6 * c * tb);
       }
     }
 
     // O[p] = U[p] V[p]: M x nt, for each of the 36 points.
     gemm::Options opt;
     for (size_t pt_i = 0; pt_i < kPoints; ++pt_i) {
-      Status st = gemm::SgemmPackedA(u_[pt_i], nt, v + pt_i * c * tb, tb, o + pt_i * m * tb, tb,
-                                     opt);
+      Status st =
+          gemm::SgemmPackedA(u_[pt_i], nt, v + pt_i * c * tb, tb, o + pt_i * m * tb, tb, opt);
       if (!st.ok()) {
         std::lock_guard<std::mutex> lock(status_mu);
         if (gemm_status.ok()) gemm_status = st;
       }
     }
 
-    if (by_rows) {
-      // Output transform with the bias and clamp, then the other activations: full tiles straight
-      // into y, tiles that cross the bottom or right border through ytmp.
-      float* yi = y + img * m * s.oh * s.ow;
-      for (size_t mi = 0; mi < m; ++mi) {
-        const float bv = bias ? bias[mi] : 0.0f;
-        const float* om = o + mi * tb;
-        float* ym = yi + mi * s.oh * s.ow;
-        for (size_t t = 0; t < nt;) {
-          const size_t tile = t0 + t;
-          const size_t ty = tile / s.tiles_w, tx = tile % s.tiles_w;
-          const size_t run = std::min(nt - t, s.tiles_w - tx);
-          const size_t oy = ty * kOut, ox = tx * kOut;
-          const size_t rh = std::min(kOut, s.oh - oy);
-          const size_t full = rh == kOut ? std::min(run, s.ow / kOut - std::min(s.ow / kOut, tx)) : 0;
-          if (full > 0) {
-            float* dst = ym + oy * s.ow + ox;
-            output(full, om + t, m * tb, bv, lo, hi, dst, s.ow);
-            if (act) {
-              for (size_t i = 0; i < kOut; ++i) act(full * kOut, dst + i * s.ow, dst + i * s.ow);
-            }
-          }
-          if (full < run) {
-            const size_t n = run - full, cols = std::min(n * kOut, s.ow - (ox + full * kOut));
-            output(n, om + t + full, m * tb, bv, lo, hi, ytmp, kOut * tb);
-            for (size_t i = 0; i < rh; ++i) {
-              float* dst = ym + (oy + i) * s.ow + ox + full * kOut;
-              std::copy_n(ytmp + i * kOut * tb, cols, dst);
-              if (act) act(cols, dst, dst);
-            }
-          }
-          t += run;
-        }
+    // Output transform, channel by channel, with the bias and activation.
+    float* yi = y + img * m * s.oh * s.ow;
+    for (size_t mi = 0; mi < m; ++mi) {
+      float* rows = e;  // 4 x 6 x tb after the column pass
+      for (size_t j = 0; j < 6; ++j) {
+        output_rows(nt, o + (j * m + mi) * tb, 6 * m * tb, rows + j * tb, 6 * tb);
       }
-    } else {
-      // Output transform, channel by channel, with the bias and activation.
-      float* yi = y + img * m * s.oh * s.ow;
-      for (size_t mi = 0; mi < m; ++mi) {
-        float* rows = e;  // 4 x 6 x tb after the column pass
-        for (size_t j = 0; j < 6; ++j) {
-          const float* in[6];
-          float* out[4];
-          for (size_t k = 0; k < 6; ++k) in[k] = o + ((k * 6 + j) * m + mi) * tb;
-          for (size_t k = 0; k < 4; ++k) out[k] = rows + (k * 6 + j) * tb;
-          OutputRows(in, out, nt);
-        }
-        float* res = d;  // 16 x tb
-        for (size_t i = 0; i < 4; ++i) {
-          const float* in[6];
-          float* out[4];
-          for (size_t k = 0; k < 6; ++k) in[k] = rows + (i * 6 + k) * tb;
-          for (size_t k = 0; k < 4; ++k) out[k] = res + (i * 4 + k) * tb;
-          OutputRows(in, out, nt);
-        }
-        const float b = bias ? bias[mi] : 0.0f;
-        for (size_t k = 0; k < 16; ++k) {
-          float* r = res + k * tb;
-          for (size_t t = 0; t < nt; ++t) r[t] = std::min(std::max(r[t] + b, lo), hi);
-          if (act) act(nt, r, r);
-        }
-        float* ym = yi + mi * s.oh * s.ow;
-        for (size_t t = 0; t < nt; ++t) {
-          const size_t tile = t0 + t;
-          const size_t oy = tile / s.tiles_w * kOut, ox = tile % s.tiles_w * kOut;
-          const size_t rh = std::min(kOut, s.oh - oy), rw = std::min(kOut, s.ow - ox);
-          for (size_t i = 0; i < rh; ++i) {
-            for (size_t j = 0; j < rw; ++j) ym[(oy + i) * s.ow + ox + j] = res[(i * 4 + j) * tb + t];
-          }
+      float* res = d;  // 16 x tb
+      for (size_t i = 0; i < 4; ++i) output_rows(nt, rows + i * 6 * tb, tb, res + i * 4 * tb, tb);
+      const float b = bias ? bias[mi] : 0.0f;
+      for (size_t k = 0; k < 16; ++k) {
+        float* r = res + k * tb;
+        for (size_t t = 0; t < nt; ++t) r[t] = std::min(std::max(r[t] + b, lo), hi);
+        if (act) act(nt, r, r);
+      }
+      float* ym = yi + mi * s.oh * s.ow;
+      for (size_t t = 0; t < nt; ++t) {
+        const size_t tile = t0 + t;
+        const size_t oy = tile / s.tiles_w * kOut, ox = tile % s.tiles_w * kOut;
+        const size_t rh = std::min(kOut, s.oh - oy), rw = std::min(kOut, s.ow - ox);
+        for (size_t i = 0; i < rh; ++i) {
+          for (size_t j = 0; j < rw; ++j) ym[(oy + i) * s.ow + ox + j] = res[(i * 4 + j) * tb + t];
         }
       }
     }
   };
 
-  for (size_t b0 = 0; b0 < blocks; b0 += threads) {
-    const size_t n = std::min(threads, blocks - b0);
-    auto task = [&](size_t i) { run_block(b0 + i, workspace + i * slot_floats); };
-    ParallelFor(n > 1 ? pool : nullptr, n, task);
-  }
+  // Thread i runs blocks i, i + threads, ... in its own slot.
+  const size_t tasks = std::min(threads, blocks);
+  auto task = [&](size_t i) {
+    for (size_t b = i; b < blocks; b += tasks) run_block(b, workspace + i * slot_floats);
+  };
+  ParallelFor(tasks > 1 ? pool : nullptr, tasks, task);
   return gemm_status;
 }
 

@@ -7,8 +7,10 @@
 // per output fall from 9 C (direct) to 36 C / 16 = 2.25 C, plus the transforms.
 //
 // The driver cuts the tiles of each image into blocks sized so that V and O of one block stay
-// in L2, gives whole blocks to threads (each with its own workspace slot) and calls kiln::gemm
-// single-threaded per transform point.
+// in L2, gives whole blocks to threads (each with its own workspace slot; a multiple of the
+// thread count in all) and calls kiln::gemm single-threaded per transform point. Each tile is
+// gathered into a 36 x tiles buffer and the transform passes run across the tiles of the block
+// (microkernels ukernels/f32_winograd.h, per ISA).
 //
 // Numerical error. The transforms use the points 0, +-1, +-2 and infinity; B^T and A^T have
 // entries up to 5 and 8, so rounding errors grow by about two orders of magnitude over a direct

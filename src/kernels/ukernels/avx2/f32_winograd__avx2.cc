@@ -3,13 +3,14 @@
 
 namespace kiln::ukernels {
 
-void f32_wino_input__avx2(size_t n, const float* x, size_t x_stride, float* v, size_t v_stride) {
-  WinoInput(n, x, x_stride, v, v_stride);
+void f32_wino_input_rows__avx2(size_t n, const float* in, size_t in_stride, float* out,
+                               size_t out_stride) {
+  WinoInputRows(n, in, in_stride, out, out_stride);
 }
 
-void f32_wino_output__avx2(size_t n, const float* o, size_t o_stride, float bias, float lo,
-                         float hi, float* y, size_t y_stride) {
-  WinoOutput(n, o, o_stride, bias, lo, hi, y, y_stride);
+void f32_wino_output_rows__avx2(size_t n, const float* in, size_t in_stride, float* out,
+                                size_t out_stride) {
+  WinoOutputRows(n, in, in_stride, out, out_stride);
 }
 
 }  // namespace kiln::ukernels
