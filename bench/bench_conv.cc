@@ -112,7 +112,8 @@ std::vector<Layer> Layers3x3() {
 conv::Algorithm ParseAlgorithm(const std::string& name) {
   for (conv::Algorithm a :
        {conv::Algorithm::kAuto, conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
-        conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise, conv::Algorithm::kWinograd}) {
+        conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise, conv::Algorithm::kWinograd,
+        conv::Algorithm::kGroupedDirect}) {
     if (name == conv::AlgorithmName(a)) return a;
   }
   std::fprintf(stderr, "unknown algorithm '%s'\n", name.c_str());
