@@ -1,6 +1,8 @@
 // Native lowering of tensor-movement nodes: Reshape, Flatten, Squeeze and Unsqueeze (one
-// "reshape" kernel: a copy the planner can make in place), Concat and Transpose. They move
-// bytes, so float32, int64 and int32 all run natively; shapes and axes must be constants.
+// "reshape" kernel: a copy the planner can make in place), Concat, Transpose, Slice and Pad.
+// They move bytes, so float32, int64 and int32 all run natively; shapes, axes, starts/ends
+// and pads must be constants (a node with one computed at run time stays with the reference).
+#include <cstring>
 #include <numeric>
 
 #include "lower/native_util.h"
@@ -130,7 +132,94 @@ Expected<bool> LowerTranspose(const ir::Node& node, LowerContext& ctx) {
   return true;
 }
 
-constexpr NativeLowering kLowerings[] = {LowerReshapeFamily, LowerConcat, LowerTranspose};
+// Slice (opset 10+: starts, ends, axes, steps are inputs) with constant parameters. Axes are
+// normalized here; starts and ends stay as ONNX wrote them, because their clamping depends on
+// dims a symbolic batch leaves to the run.
+Expected<bool> LowerSlice(const ir::Node& node, LowerContext& ctx) {
+  if (!node.domain.empty() || node.op_type != "Slice" || node.opset < 10) return false;
+  if (!Simple(node, true) || node.inputs.size() < 3 || node.inputs.size() > 5) return false;
+  const size_t rank = *RankOf(node.inputs[0]);
+  const auto starts = native_util::ConstInts(node.inputs[1]);
+  const auto ends = native_util::ConstInts(node.inputs[2]);
+  if (!starts || !ends || starts->size() != ends->size()) return false;
+  std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  for (size_t i : {size_t{3}, size_t{4}}) {
+    if (!node.has_input(i)) continue;
+    auto v = native_util::ConstInts(node.inputs[i]);
+    if (!v || v->size() != starts->size()) return false;
+    (i == 3 ? axes : steps) = std::move(*v);
+  }
+  const auto r = static_cast<int64_t>(rank);
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t& a = axes[i];
+    if (a < -r || a >= r) return false;
+    if (a < 0) a += r;
+    if (seen[static_cast<size_t>(a)] || steps[i] == 0) return false;
+    seen[static_cast<size_t>(a)] = true;
+  }
+  runtime::StepParams p;
+  p.ints["rank"] = r;
+  p.int_lists["starts"] = *starts;
+  p.int_lists["ends"] = *ends;
+  p.int_lists["axes"] = std::move(axes);
+  p.int_lists["steps"] = std::move(steps);
+  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, "slice", {node.inputs[0]}, 1, std::move(p)));
+  return true;
+}
+
+// Pad (opset 11+: pads, constant_value and axes are inputs) with constant parameters, in the
+// full [begins, ends] form over every axis.
+Expected<bool> LowerPad(const ir::Node& node, LowerContext& ctx) {
+  if (!node.domain.empty() || node.op_type != "Pad" || node.opset < 11) return false;
+  if (!Simple(node, true) || node.inputs.size() < 2 || node.inputs.size() > 4) return false;
+  const size_t rank = *RankOf(node.inputs[0]);
+  ir::AttrReader r(node);
+  const std::string mode = r.String("mode", "constant");
+  if (!r.status().ok()) return false;
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") return false;
+  const auto pads = native_util::ConstInts(node.inputs[1]);
+  if (!pads) return false;
+  std::vector<int64_t> axes(rank);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (node.has_input(3)) {
+    auto v = native_util::ConstInts(node.inputs[3]);
+    if (!v) return false;
+    axes = std::move(*v);
+  }
+  if (pads->size() != 2 * axes.size()) return false;
+  const auto rk = static_cast<int64_t>(rank);
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    if (a < -rk || a >= rk) return false;
+    if (a < 0) a += rk;
+    if (seen[static_cast<size_t>(a)]) return false;
+    seen[static_cast<size_t>(a)] = true;
+    full[static_cast<size_t>(a)] = (*pads)[i];
+    full[static_cast<size_t>(a) + rank] = (*pads)[i + axes.size()];
+  }
+  int64_t bits = 0;
+  if (node.has_input(2)) {
+    const ir::Value* v = node.inputs[2];
+    if (!v->constant || v->constant->dtype() != node.inputs[0]->type.dtype ||
+        v->constant->numel() > 1)
+      return false;
+    if (v->constant->numel() == 1) std::memcpy(&bits, v->constant->raw(), v->constant->nbytes());
+  }
+  runtime::StepParams p;
+  p.ints["rank"] = rk;
+  p.int_lists["pads"] = std::move(full);
+  p.strings["mode"] = mode;
+  p.ints["value_bits"] = bits;
+  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, "pad", {node.inputs[0]}, 1, std::move(p)));
+  return true;
+}
+
+constexpr NativeLowering kLowerings[] = {LowerReshapeFamily, LowerConcat, LowerTranspose,
+                                         LowerSlice,         LowerPad};
 
 }  // namespace
 
