@@ -265,12 +265,19 @@ class ConcatKernel final : public StepKernel {
                     static_cast<const std::byte*>(in.raw()) + o * row, row);
     };
     if (y->nbytes() == 0) return Status::Ok();
+    if (k == 1 && y->raw() == args.inputs[0]->raw()) return Status::Ok();  // in place
     if (y->nbytes() >= kParallelBytes) {
       ParallelFor(args.pool, outer * k, piece);
     } else {
       for (size_t t = 0; t < outer * k; ++t) piece(t);
     }
     return Status::Ok();
+  }
+
+  // A concat of one input (DenseNet's first dense layer) is a copy, so it may be in place.
+  std::vector<std::pair<int, int>> InPlace() const override {
+    if (step_.inputs.size() == 1) return {{0, 0}};
+    return {};
   }
 
   std::string Describe() const override {
