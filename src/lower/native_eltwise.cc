@@ -1,8 +1,9 @@
 // Native lowering of elementwise nodes: unary activations (ONNX and the kiln domain, fused
 // chains included) to "eltwise_unary", Add/Sub/Mul/Div to "eltwise_binary", Softmax and
-// LogSoftmax (opset 13 and later) to "softmax", and inference BatchNormalization with constant
-// statistics to "batchnorm". The kernels (runtime/kernels/eltwise.cc) compute output dims at
-// run time, so symbolic dims are fine: float32 with a known rank is all these need.
+// LogSoftmax (opset 13 and later) to "softmax", and inference BatchNormalization (alone, or
+// kiln.FusedBatchNorm with its activation) with constant statistics to "batchnorm". The kernels
+// (runtime/kernels/eltwise.cc, batchnorm.cc) compute output dims at run time, so symbolic dims
+// are fine: float32 with a known rank is all these need.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -185,10 +186,17 @@ Expected<bool> LowerSoftmax(const ir::Node& node, LowerContext& ctx) {
 }
 
 // Inference BatchNormalization with constant scale, bias, mean and variance, folded into one
-// scale and shift per channel (the passes usually fold it into a Conv; this is what survives).
+// scale and shift per channel (the passes usually fold it into a Conv; this is what survives),
+// and kiln.FusedBatchNorm: the same with the activation after it in the same step.
 Expected<bool> LowerBatchNorm(const ir::Node& node, LowerContext& ctx) {
-  if (!node.domain.empty() || node.op_type != "BatchNormalization") return false;
+  const bool fused = node.domain == "kiln" && node.op_type == "FusedBatchNorm";
+  if (!fused && (!node.domain.empty() || node.op_type != "BatchNormalization")) return false;
   if (node.inputs.size() != 5 || !OnlyOutputs(node, 1)) return false;
+  std::optional<gemm::Epilogue> ep;
+  if (fused) {
+    ep = FusedActivation(node);
+    if (!ep) return false;
+  }
   if (!FloatRankKnown(node.inputs[0]) || !FloatRankKnown(node.outputs[0])) return false;
   if (*native_util::RankOf(node.inputs[0]) < 2) return false;
   ir::AttrReader r(node);
@@ -220,7 +228,23 @@ Expected<bool> LowerBatchNorm(const ir::Node& node, LowerContext& ctx) {
   const int32_t blob = ctx.AddBlob(std::as_bytes(std::span<const float>(scale_shift)));
   runtime::StepParams p;
   p.ints["channels"] = channels;
-  KILN_RETURN_IF_ERROR(EmitStep(node, ctx, "batchnorm", {node.inputs[0]}, 1, std::move(p), {blob}));
+  if (ep) {
+    p.strings["activation"] = gemm::ActivationName(ep->activation);
+    p.floats["clip_min"] = ep->clip_min;
+    p.floats["clip_max"] = ep->clip_max;
+  }
+  // Named like a fused conv's ("Conv+Relu"), so profiles group it by what it computes.
+  runtime::Step step;
+  step.kernel = "batchnorm";
+  step.name = node.name;
+  step.op = fused ? StrCat("BatchNormalization+", r.String("activation", "")) : node.op_type;
+  KILN_ASSIGN_OR_RETURN(int32_t in, ctx.ValueId(node.inputs[0]));
+  KILN_ASSIGN_OR_RETURN(int32_t out, ctx.ValueId(node.outputs[0]));
+  step.inputs = {in};
+  step.outputs = {out};
+  step.blobs = {blob};
+  step.params = std::move(p);
+  ctx.AddStep(std::move(step));
   return true;
 }
 

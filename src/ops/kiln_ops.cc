@@ -1,8 +1,8 @@
 // The "kiln" domain: ops that kiln's fusion passes produce (recognize_activations,
 // fuse_conv_activation, fuse_elementwise). They exist so the native runtime can run a
-// Conv/Gemm with its activation, or a chain of elementwise ops, in one pass over memory. Their
-// reference runs reuse the ONNX ops' definitions and kernels/ref, so the interpreter (and
-// constant folding) compute exactly what the unfused graph computed.
+// Conv/Gemm/BatchNormalization with its activation, or a chain of elementwise ops, in one pass
+// over memory. Their reference runs reuse the ONNX ops' definitions and kernels/ref, so the
+// interpreter (and constant folding) compute exactly what the unfused graph computed.
 //
 // kiln.FusedConv(X, W, B?): Conv's attributes and defaults (auto_pad, dilations, group,
 //   kernel_shape, pads, strides) plus `activation` and `activation_params`; 2-D (X is
@@ -12,6 +12,9 @@
 //   `activation` (string, required) is one of the epilogues gemm::Activation supports:
 //     "Relu", "Clip" (activation_params = [min, max]), "Silu", "HardSwish", "Gelu" (erf form);
 //   every other activation takes no params (activation_params absent or empty).
+// kiln.FusedBatchNorm(X, scale, B, input_mean, input_var): inference BatchNormalization's
+//   attributes (epsilon; training_mode absent or 0) plus `activation` and `activation_params`
+//   as above; one output. Output = act(BatchNormalization(X, ...)).
 // kiln.Silu(X) = x * sigmoid(x); kiln.HardSwish(X) = x * max(0, min(1, x / 6 + 0.5));
 // kiln.Gelu(X) {approximate = "none" (erf, the default) | "tanh"}, as ONNX Gelu-20.
 //
@@ -222,6 +225,23 @@ Status InferFusedGemm(ir::Node& node) {
 
 Status RunFusedGemm(RunContext& ctx) { return RunFusedWith(ctx, "Gemm"); }
 
+Status InferFusedBatchNorm(ir::Node& node) {
+  KILN_RETURN_IF_ERROR(ReadActivation(node).status());
+  KILN_RETURN_IF_ERROR(CheckFloatType(node, 0));
+  ir::AttrReader r(node);
+  const int64_t training = r.Int("training_mode", 0);
+  KILN_RETURN_IF_ERROR(r.status());
+  if (training != 0)
+    return Status::Error(node.Where(), "FusedBatchNorm is inference only (training_mode 0)");
+  if (node.outputs.size() != 1)
+    return Status::Error(node.Where(), "FusedBatchNorm has one output, not ",
+                         node.outputs.size());
+  KILN_ASSIGN_OR_RETURN(const OpDef* bn, Base(node, "BatchNormalization"));
+  return bn->infer(node);
+}
+
+Status RunFusedBatchNorm(RunContext& ctx) { return RunFusedWith(ctx, "BatchNormalization"); }
+
 // ---- Silu, HardSwish, Gelu ----
 
 Expected<Step> GeluStep(const ir::Node& node) {
@@ -307,6 +327,7 @@ Status RunFusedElementwise(RunContext& ctx) {
 constexpr OpDef kKilnOps[] = {
     {"kiln", "FusedConv", InferFusedConv, RunFusedConv, 1, true},
     {"kiln", "FusedGemm", InferFusedGemm, RunFusedGemm, 1, true},
+    {"kiln", "FusedBatchNorm", InferFusedBatchNorm, RunFusedBatchNorm, 1, true},
     {"kiln", "Silu", InferActivation, RunActivation, 1, true},
     {"kiln", "HardSwish", InferActivation, RunActivation, 1, true},
     {"kiln", "Gelu", InferActivation, RunActivation, 1, true},

@@ -91,8 +91,22 @@ void TakeOverOutput(ir::Node& p, ir::Value* y) {
   y->producer = &p;
 }
 
-// Conv/Gemm -> activation: the Conv or Gemm becomes kiln.FusedConv/FusedGemm and takes over the
-// activation's output (keeping its name, which may be a graph output).
+// A BatchNormalization that kiln.FusedBatchNorm can stand for: inference (one output,
+// training_mode 0), float32 X of rank >= 2, all four statistics given, and no opset 7-8
+// `spatial` (its per-element form is not the fused op's).
+bool InferenceBatchNorm(const ir::Node* n) {
+  if (!Is(n, "BatchNormalization") || n->inputs.size() != 5 || !IsFloat32(n->inputs[0]) ||
+      Rank(n->inputs[0]) < 2)
+    return false;
+  for (size_t i = 1; i < 5; ++i)
+    if (!n->has_input(i)) return false;
+  ir::AttrReader r(*n);
+  return r.Int("training_mode", 0) == 0 && !r.Has("spatial") && r.status().ok();
+}
+
+// Conv/Gemm/BatchNormalization -> activation: the producer becomes kiln.FusedConv/FusedGemm/
+// FusedBatchNorm and takes over the activation's output (keeping its name, which may be a graph
+// output).
 bool TryActivation(Matcher& m, ir::Node& act, std::unordered_set<const ir::Node*>* dead) {
   if (!act.has_input(0) || act.outputs.size() != 1 || !act.has_output(0)) return false;
   ir::Value* x = act.inputs[0];
@@ -104,6 +118,8 @@ bool TryActivation(Matcher& m, ir::Node& act, std::unordered_set<const ir::Node*
     fused = "FusedConv";
   else if (Is(p, "Gemm") && IsFloat32(p->inputs[0]))
     fused = "FusedGemm";
+  else if (InferenceBatchNorm(p))
+    fused = "FusedBatchNorm";
   if (fused == nullptr) return false;
   std::optional<Epilogue> e = EpilogueOf(act);
   if (!e) return false;

@@ -1,7 +1,9 @@
 // The native elementwise, pooling and tensor-movement steps (lower/native_{eltwise,pool,tensor}
 // and runtime/kernels/{eltwise,pool,tensor}) against the reference interpreter, through the
 // harness of native_test_util.h.
+#include "ir/printer.h"
 #include "native_test_util.h"
+#include "passes/fuse_conv_activation.h"
 
 namespace kiln {
 namespace {
@@ -91,6 +93,49 @@ TEST(NativeEltwise, SoftmaxAndBatchNorm) {
   Check(OneNode("BatchNormalization(%x, %s, %b, %m, %v) {epsilon=0.001}", "[2,3,5,4]", stats,
                 "ai.onnx=15"));
   Check(OneNode("BatchNormalization(%x, %s, %b, %m, %v)", "[2,3]", stats, "ai.onnx=15"));
+}
+
+// BatchNormalization -> activation, fused by fuse_conv_activation into kiln.FusedBatchNorm and
+// lowered to one batchnorm step, against the reference run of the graph before fusion.
+TEST(NativeEltwise, FusedBatchNormMatchesUnfused) {
+  const char* kActs[] = {"Relu(%n)", "Clip(%n, %lo, %hi)", "HardSwish(%n)", "Silu@kiln(%n)",
+                         "Gelu(%n)"};
+  for (const char* act : kActs)
+    for (const char* dims : {"[2,3,5,4]", "[1,3,1,1]", "[3,3]", "[2,3,33,17]", "[1,3,0,2]"}) {
+      const std::string text = StrCat(
+          "graph main (opsets ai.onnx=20 kiln=1)\n  input  %x: float32", dims,
+          "\n  const  %s: float32[3] = [1,0.5,-2]\n  const  %b: float32[3] = [0,0.1,-0.2]\n"
+          "  const  %m: float32[3] = [0.1,-0.1,0.2]\n  const  %v: float32[3] = [1,0.25,4]\n"
+          "  const  %lo: float32[] = [-0.5]\n  const  %hi: float32[] = [1.5]\n"
+          "  %n = BatchNormalization(%x, %s, %b, %m, %v) {epsilon=0.001} : float32[*]  # bn\n"
+          "  %y = ",
+          act, " : float32[*]  # act\n  output %y: float32[*]\n");
+      SCOPED_TRACE(text);
+      auto unfused = ir::ParseGraph(text);
+      ASSERT_TRUE(unfused.ok()) << unfused.status().message();
+      ASSERT_TRUE(ops::InferShapes(**unfused).ok());
+      auto fused = ir::ParseGraph(text);
+      ASSERT_TRUE(fused.ok());
+      ASSERT_TRUE(ops::InferShapes(**fused).ok());
+      auto changed = passes::CreateFuseConvActivationPass()->Run(**fused);
+      ASSERT_TRUE(changed.ok() && *changed) << "the pass did not fuse";
+      auto l = Lower(ir::PrintGraph(**fused));
+      ASSERT_NE(l, nullptr);
+      ASSERT_EQ(l->graph->nodes().size(), 1u);
+      ASSERT_EQ(l->claimed, 1u);
+      ASSERT_EQ(l->ctx.module.steps.size(), 1u);
+      EXPECT_EQ(l->ctx.module.steps[0].kernel, "batchnorm");
+      const auto inputs = Inputs(**unfused, 3, false);
+      std::vector<Tensor> ref;
+      ASSERT_TRUE(interp::Run(**unfused, inputs, &ref).ok());
+      for (bool in_place : {false, true}) {
+        std::vector<Tensor> got;
+        Status st = Execute(*l, inputs, in_place, &got);
+        ASSERT_TRUE(st.ok()) << st.message();
+        ASSERT_EQ(got.size(), 1u);
+        ExpectClose(got[0], ref[0], in_place ? "in place" : "out of place");
+      }
+    }
 }
 
 TEST(NativePool, MaxAndAveragePool) {
@@ -206,6 +251,7 @@ TEST(NativeTensor, ConcatAndTranspose) {
                    " = random(seed=3)\n  %y = Concat(%a, %b, %c) {axis=", axis, "} : ", t,
                    "[*]  # n\n  output %y: ", t, "[*]\n"));
     }
+  Check(Movement("float32[2,3,4]", "Concat(%x) {axis=1}"));  // one input: a copy, or in place
   Check(
       "graph main (opsets ai.onnx=13)\n  input  %a: float32[2,64,64,8]\n"
       "  input  %b: float32[2,64,64,8]\n  %y = Concat(%a, %b) {axis=3} : float32[*]  # n\n"
@@ -328,6 +374,14 @@ TEST(NativeHostile, LyingParamsGiveErrors) {
   s.blobs = {0};
   add(s);
   s.blobs = {5};
+  add(s);
+  s = step("batchnorm", {0}, {1});
+  s.params.ints["channels"] = 2;
+  s.blobs = {0};
+  s.params.strings["activation"] = "tanh";  // not an epilogue
+  add(s);
+  s.params.strings["activation"] = "clip";
+  s.params.floats = {{"clip_min", 2.0}, {"clip_max", -2.0}};  // unordered bounds
   add(s);
   s = step("maxpool2d", {0}, {1});
   s.params.int_lists = {

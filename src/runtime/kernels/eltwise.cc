@@ -1,12 +1,11 @@
 // Native elementwise kernels: unary chains (one op or a fused run of them), binary arithmetic
-// with numpy broadcasting, softmax over any axis and inference batch normalization.
+// with numpy broadcasting and softmax over any axis (batch normalization: batchnorm.cc).
 //
 // Params (written by lower/native_eltwise.cc):
 //   eltwise_unary   strings "ops" ("silu,mulscalar", in order of application); floats "p0",
 //                   "p1", ... the ops' parameters concatenated, a fixed count per op (kUnaryDefs).
 //   eltwise_binary  strings "op" (add, sub, mul, div).
 //   softmax         ints "axis" (>= 0, < rank), "log" (0/1).
-//   batchnorm       ints "channels"; blobs[0] = channels scales then channels shifts (floats).
 #include "kernels/eltwise/eltwise.h"
 
 #include <algorithm>
@@ -481,71 +480,6 @@ class SoftmaxKernel final : public StepKernel {
   bool log_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// Inference batch normalization, folded at compile time into y = x * scale[c] + shift[c].
-
-class BatchNormKernel final : public StepKernel {
- public:
-  static Expected<std::unique_ptr<StepKernel>> Create(const Step& step, const Module& module) {
-    KILN_RETURN_IF_ERROR(kernel_util::CheckArity(step, 1, 1));
-    const DType f32[] = {DType::kFloat32};
-    KILN_RETURN_IF_ERROR(kernel_util::CommonDType(step, module, f32).status());
-    KILN_ASSIGN_OR_RETURN(int64_t c, step.params.Int("channels"));
-    if (step.blobs.size() != 1 || step.blobs[0] < 0 ||
-        static_cast<size_t>(step.blobs[0]) >= module.blobs.size())
-      return Status::Error("batchnorm needs one blob of scales and shifts");
-    const auto bytes = module.BlobBytes(step.blobs[0]);
-    if (c < 0 || bytes.size() != static_cast<size_t>(c) * 2 * sizeof(float))
-      return Status::Error("batchnorm blob has ", bytes.size(), " bytes; ", c, " channels need ",
-                           c * 2 * 4);
-    return std::unique_ptr<StepKernel>(
-        new BatchNormKernel(step, static_cast<size_t>(c), module.BlobData<float>(step.blobs[0])));
-  }
-
-  Status InferShapes(std::span<const Dims* const> inputs,
-                     std::vector<std::optional<Dims>>* outputs) const override {
-    KILN_ASSIGN_OR_RETURN(const Dims* x, kernel_util::InputDims(inputs, 0, step_));
-    if (x->size() < 2 || static_cast<size_t>((*x)[1]) != channels_)
-      return Status::Error("step '", step_.name, "': batch normalization of ", channels_,
-                           " channels got input ", DimsToString(*x));
-    outputs->assign(1, *x);
-    return Status::Ok();
-  }
-  std::vector<std::pair<int, int>> InPlace() const override { return {{0, 0}}; }
-
-  Status Run(const StepArgs& args) const override {
-    if (args.inputs.size() != 1 || args.outputs.size() != 1)
-      return Status::Error("step '", step_.name, "': wrong number of tensors");
-    const Tensor* x = args.inputs[0];
-    KILN_RETURN_IF_ERROR(kernel_util::CheckTensor(x, DType::kFloat32, step_, "input"));
-    if (x->rank() < 2 || static_cast<size_t>(x->dim(1)) != channels_)
-      return Status::Error("step '", step_.name, "': input ", DescribeTensor(*x), " does not have ",
-                           channels_, " channels");
-    KILN_RETURN_IF_ERROR(
-        kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, x->dims(), step_));
-    const auto planes = static_cast<size_t>(x->dim(0)) * channels_;
-    const size_t plane = planes == 0 ? 0 : static_cast<size_t>(x->numel()) / planes;
-    const float* xp = x->data<float>();
-    float* yp = args.outputs[0]->data<float>();
-    ParallelFor(args.pool, planes, [&](size_t p) {
-      const float s = scale_shift_[p % channels_], b = scale_shift_[channels_ + p % channels_];
-      const float* xs = xp + p * plane;
-      float* ys = yp + p * plane;
-      for (size_t i = 0; i < plane; ++i) ys[i] = xs[i] * s + b;
-    });
-    return Status::Ok();
-  }
-
-  std::string Describe() const override { return StrCat("batchnorm ", channels_, " channels"); }
-
- private:
-  BatchNormKernel(const Step& step, size_t channels, const float* scale_shift)
-      : step_(step), channels_(channels), scale_shift_(scale_shift) {}
-  Step step_;
-  size_t channels_;
-  const float* scale_shift_;
-};
-
 template <class K>
 Expected<std::unique_ptr<StepKernel>> Make(const Step& step, const Module& module) {
   return K::Create(step, module);
@@ -555,7 +489,6 @@ const KernelEntry kEntries[] = {
     {"eltwise_unary", Make<UnaryKernel>},
     {"eltwise_binary", Make<BinaryKernel>},
     {"softmax", Make<SoftmaxKernel>},
-    {"batchnorm", Make<BatchNormKernel>},
 };
 
 }  // namespace

@@ -14,5 +14,6 @@ std::span<const KernelEntry> PoolKernels();      // pool.cc
 std::span<const KernelEntry> TensorKernels();    // tensor.cc: reshape, concat, transpose, ...
 std::span<const KernelEntry> ReorderKernels();   // reorder.cc: NCHW <-> NCHWc
 std::span<const KernelEntry> SlicePadKernels();  // slice_pad.cc: slice, pad
+std::span<const KernelEntry> BatchNormKernels(); // batchnorm.cc: batchnorm (+ activation)
 
 }  // namespace kiln::runtime
