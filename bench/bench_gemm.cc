@@ -6,7 +6,7 @@
 // cores measured just before the row; maxdiff is kiln's largest |difference| from OpenBLAS.
 //
 // Usage: bench_gemm [--threads 1,2] [--rounds 15] [--shapes MxNxK,...] [--kc N --mc N --nc N]
-//                   [--clock wall]   (1 thread is timed by thread CPU time unless --clock wall)
+//                   [--orient n|t] [--clock wall]   (1 thread is timed by thread CPU time unless --clock wall)
 // KILN_ISA caps kiln's ISA as everywhere else.
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +97,7 @@ int Main(int argc, char** argv) {
   size_t rounds = 15;
   gemm::Blocking blocking;
   bool wall_clock = false;
+  gemm::Orientation orientation = gemm::Orientation::kAuto;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--threads") {
@@ -111,6 +112,10 @@ int Main(int argc, char** argv) {
       blocking.kc = std::strtoul(argv[i + 1], nullptr, 10);
     } else if (flag == "--mc") {
       blocking.mc = std::strtoul(argv[i + 1], nullptr, 10);
+    } else if (flag == "--orient") {  // n: normal, t: transposed (default: the driver's choice)
+      orientation = argv[i + 1][0] == 't'   ? gemm::Orientation::kTransposed
+                    : argv[i + 1][0] == 'n' ? gemm::Orientation::kNormal
+                                            : gemm::Orientation::kAuto;
     } else if (flag == "--nc") {
       blocking.nc = std::strtoul(argv[i + 1], nullptr, 10);
     } else {
@@ -151,6 +156,7 @@ int Main(int argc, char** argv) {
       gemm::Options opt;
       opt.pool = threads > 1 ? pool.get() : nullptr;
       opt.blocking = blocking;
+      opt.orientation = orientation;
       std::vector<Contender> cs = {
           {"kiln",
            [&](float* c) {

@@ -254,7 +254,8 @@ TEST(Gemm, PackedOperands) {
 }
 
 // The transposed product (C^T = B^T A^T, tiles stored transposed) forced on every shape, and
-// reached through a packed A with NR-row panels (PackA's n_hint), with every epilogue.
+// reached through a packed A with NR-row panels (PackA's n_hint), with every epilogue. Its A
+// (B^T) is read in place by the microkernel (a_stride) or packed, depending on B and M.
 TEST(Gemm, TransposedEveryIsa) {
   constexpr size_t kSome[] = {1, 3, 13, 17, 31, 64, 100};
   for (IsaLevel isa : IsaLevels()) {
@@ -268,6 +269,8 @@ TEST(Gemm, TransposedEveryIsa) {
           tc.accumulate = k == 7;
           tc.act = k == 64 ? Activation::kSilu : Activation::kClip;
           tc.threads = m * n * k > 262144 ? 2 : 1;
+          // B^T is read in place (plain B, M <= 4 NR) or packed (transposed B, or more rows).
+          tc.trans_b = (m + k) % 3 == 0, tc.pad_b = tc.trans_b ? 1 : 0;
           RunCase(tc);
           if (HasFailure()) return;
         }
@@ -418,28 +421,34 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
     if (row.isa > ActiveIsa()) continue;
     SCOPED_TRACE(row.name);
     for (size_t kc : {1, 5}) {
-      for (uint32_t trans : {0u, 1u}) {
+      for (uint32_t mode : {0u, 1u, 2u, 3u}) {
+        // Transposed C store; A read in place (a_stride: only rows < mr exist).
+        const uint32_t trans = mode & 1;
+        const bool in_place = mode & 2;
         for (size_t mr = 1; mr <= row.mr; ++mr) {
           for (size_t nr = 1; nr <= row.nr; ++nr) {
             const size_t ldb = nr + 3;
             // Transposed: C holds nr rows of mr, element (i, j) at c[j * ldc + i].
             const size_t rows = trans ? nr : mr, cols = trans ? mr : nr, ldc = cols + 1;
-            std::vector<float> a(kc * row.mr), b((kc - 1) * ldb + nr), c((rows - 1) * ldc + cols);
+            const size_t as = in_place ? mr + 2 : row.mr;
+            std::vector<float> a(in_place ? (kc - 1) * as + mr : kc * row.mr);
+            std::vector<float> b((kc - 1) * ldb + nr), c((rows - 1) * ldc + cols);
             std::vector<float> bias_m(mr), bias_n(nr);
             for (auto* v : {&a, &b, &c, &bias_m, &bias_n}) {
               for (float& x : *v) x = dist(rng);
             }
             const std::vector<float> c_old = c;
-            ukernels::F32GemmTileParams p{1, bias_m.data(), bias_n.data(), -0.5f, 0.75f, trans};
+            ukernels::F32GemmTileParams p{1,     bias_m.data(), bias_n.data(),    -0.5f,
+                                          0.75f, trans,         in_place ? as : 0};
             row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
             for (size_t i = 0; i < mr; ++i) {
               for (size_t j = 0; j < nr; ++j) {
                 const size_t at = trans ? j * ldc + i : i * ldc + j;
                 double want = c_old[at] + bias_m[i] + bias_n[j];
-                for (size_t k = 0; k < kc; ++k) want += double{a[k * row.mr + i]} * b[k * ldb + j];
+                for (size_t k = 0; k < kc; ++k) want += double{a[k * as + i]} * b[k * ldb + j];
                 want = std::min(std::max(want, -0.5), 0.75);
                 ASSERT_NEAR(c[at], want, 1e-5) << "mr=" << mr << " nr=" << nr << " kc=" << kc
-                                               << " trans=" << trans << " at " << i << "," << j;
+                                               << " mode=" << mode << " at " << i << "," << j;
               }
             }
             for (size_t r = 0; r + 1 < rows; ++r) {

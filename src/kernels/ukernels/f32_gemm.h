@@ -24,11 +24,16 @@ struct F32GemmTileParams {
   // there too). Lets the driver run C^T = B^T A^T with the vector lanes along M when N is too
   // small or odd to fill them (a 1x1 convolution over 7x7 pixels: 49 = 32 + 17 columns).
   uint32_t trans_c;
+  // Floats from one k of A to the next: 0 means MR (a packed panel); otherwise A is read in place
+  // as a[k * a_stride + i], and only its rows i < mr are read (the transposed product reads the
+  // rows of plain B this way instead of packing them).
+  size_t a_stride;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where
 //   1 <= mr <= MR, 1 <= nr <= NR, kc >= 1;
-//   A is a packed panel, k-major: a[k * MR + i], kc * MR floats (rows past mr may hold anything);
+//   A is a packed panel, k-major: a[k * MR + i], kc * MR floats (rows past mr may hold anything),
+//   or with params->a_stride, a[k * a_stride + i] for i < mr only;
 //   B row k is b + k * ldb: a packed panel (ldb = NR, zero-padded) or, for plain row-major B,
 //   B itself (ldb = its row stride), of which only columns [0, nr) are read;
 //   bias_m has mr values and bias_n has nr values.

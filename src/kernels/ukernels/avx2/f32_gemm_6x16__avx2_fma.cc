@@ -52,6 +52,7 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_setzero_ps();
   }
+  const size_t as = params->a_stride ? params->a_stride : kMr;
   for (size_t k = 0; k < kc; ++k) {
     __m256 bv[kVecs];
 #pragma GCC unroll 2
@@ -65,7 +66,7 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
 #pragma GCC unroll 2
       for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
     }
-    a += kMr;
+    a += as;
     b += ldb;
   }
 

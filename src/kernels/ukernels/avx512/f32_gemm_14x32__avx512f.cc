@@ -94,6 +94,8 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_setzero_ps();
   }
+  const bool in_place_a = params->a_stride != 0;
+  const size_t as = in_place_a ? params->a_stride : kMr;
   for (size_t k = 0; k < kc; ++k) {
     __m512 bv[kVecs];
 #pragma GCC unroll 2
@@ -103,6 +105,11 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) {
       _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetchK * ldb + 16 * v), _MM_HINT_T0);
+    }
+    // So are the rows of an A read in place (a_stride): kRows floats, one or two lines per k.
+    if (in_place_a) {
+      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchK * as), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchK * as + kRows - 1), _MM_HINT_T0);
     }
 #pragma GCC unroll 14
     for (int i = 0; i < kRows; ++i) {
@@ -115,7 +122,7 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
             : [b] "v"(bv[v]), [a] "m"(a[i]));
       }
     }
-    a += kMr;
+    a += as;
     b += ldb;
   }
 

@@ -31,21 +31,22 @@ void Store(size_t mr, size_t nr, const float (*acc)[kNr], float* c, size_t ldc,
 void f32_gemm_4x8__scalar(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                           size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params) {
   float acc[kMr][kNr] = {};
-  if (nr == kNr) {
+  const size_t as = params->a_stride ? params->a_stride : kMr;
+  if (nr == kNr && (mr == kMr || !params->a_stride)) {
     for (size_t k = 0; k < kc; ++k) {
       for (size_t i = 0; i < kMr; ++i) {
         const float ai = a[i];
         for (size_t j = 0; j < kNr; ++j) acc[i][j] += ai * b[j];
       }
-      a += kMr;
+      a += as;
       b += ldb;
     }
   } else {
     for (size_t k = 0; k < kc; ++k) {
-      for (size_t i = 0; i < kMr; ++i) {
+      for (size_t i = 0; i < mr; ++i) {
         for (size_t j = 0; j < nr; ++j) acc[i][j] += a[i] * b[j];
       }
-      a += kMr;
+      a += as;
       b += ldb;
     }
   }
