@@ -149,6 +149,26 @@ TEST(Winograd, ChannelsBatchBiasActivations) {
   }
 }
 
+// Tile rows longer than one 16-tile vector of the gather/scatter microkernels, with and without
+// borders and with a vector activation.
+TEST(Winograd, LongTileRows) {
+  std::mt19937 rng(kSeed + 4);
+  for (size_t w : {64, 66, 150}) {
+    for (Activation act : {Activation::kRelu, Activation::kSilu}) {
+      Case k;
+      k.p.c = 5;
+      k.m = 6;
+      k.p.h = 9;
+      k.p.w = w;
+      k.p.pad_top = k.p.pad_bottom = w == 64 ? 0 : 1;
+      k.p.pad_left = k.p.pad_right = w == 64 ? 0 : 1;
+      k.bias = true;
+      k.act = act;
+      if (Check(k, rng) > 1.0) return;
+    }
+  }
+}
+
 // The error bound of winograd.h on wide layers; also prints how close the worst case came.
 TEST(Winograd, ErrorBoundUpTo512Channels) {
   std::mt19937 rng(kSeed + 2);

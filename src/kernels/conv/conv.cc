@@ -152,8 +152,8 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
   // enough for its 36 GEMMs (M x C x tiles) to run near peak and the map holds enough 4x4 tiles.
   // Measured (bench_conv --set 3x3 --algo direct_nchwc --vs winograd --cpu-time, 1 thread, Zen 4),
   // Winograd's time over the direct kernel's, AVX-512 / AVX2: C, M >= 64 at 14x14 to 56x56
-  // 0.48-0.62 / 0.40-0.61; 128->32 0.75-0.99 / 0.67-0.81; 32->96, 32->128 0.69-0.80; but
-  // 16->32, 16->48 1.0-1.4, 24->64 0.78 / 1.05, and every 7x7 map 1.2-3.2 / 0.8-2.0 (4 tiles,
+  // 0.47-0.57 / 0.40-0.61; 128->32 0.77-1.08 / 0.67-0.81; 32->96, 32->128 0.61-0.80; but
+  // 16->32, 16->48 1.0-1.4, 24->64 0.74 / 1.05, and every 7x7 map 1.2-3.2 / 0.8-2.0 (4 tiles,
   // 30% of the tile grid padding). Accuracy: its rounding error is ~10x the direct sum's
   // (winograd.h); the e2e check of ResNet-18/50, GoogLeNet and DenseNet-121 against onnxruntime
   // stays within 1e-4 (tests/e2e/torchvision_vs_ort.sh).

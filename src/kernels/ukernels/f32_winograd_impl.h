@@ -12,6 +12,39 @@
 namespace kiln::ukernels {
 namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
 
+inline void WinoGather(size_t n, const float* src, float* d, size_t ds) {
+  float *d0 = d, *d1 = d + ds, *d2 = d + 2 * ds, *d3 = d + 3 * ds, *d4 = d + 4 * ds,
+        *d5 = d + 5 * ds;
+#pragma GCC ivdep
+  for (size_t q = 0; q < n; ++q) {
+    const float* p = src + 4 * q;
+    d0[q] = p[0];
+    d1[q] = p[1];
+    d2[q] = p[2];
+    d3[q] = p[3];
+    d4[q] = p[4];
+    d5[q] = p[5];
+  }
+}
+
+inline float WinoClamp(float v, float lo, float hi) {
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+
+inline void WinoScatter(size_t n, const float* r, size_t rs, float bias, float lo, float hi,
+                        float* y) {
+  const float *r0 = r, *r1 = r + rs, *r2 = r + 2 * rs, *r3 = r + 3 * rs;
+#pragma GCC ivdep
+  for (size_t q = 0; q < n; ++q) {
+    float* p = y + 4 * q;
+    p[0] = WinoClamp(r0[q] + bias, lo, hi);
+    p[1] = WinoClamp(r1[q] + bias, lo, hi);
+    p[2] = WinoClamp(r2[q] + bias, lo, hi);
+    p[3] = WinoClamp(r3[q] + bias, lo, hi);
+  }
+}
+
 inline void WinoInputRows(size_t n, const float* in, size_t is, float* out, size_t os) {
   const float *d0 = in, *d1 = in + is, *d2 = in + 2 * is, *d3 = in + 3 * is, *d4 = in + 4 * is,
               *d5 = in + 5 * is;

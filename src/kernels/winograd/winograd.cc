@@ -45,16 +45,21 @@ size_t SlotFloats(size_t tb, size_t c, size_t m) { return kPoints * tb * (c + m 
 // The passes of the transforms, vectorized across the tiles of a block, for `isa`.
 struct Transforms {
   ukernels::F32WinoRowsFn input_rows, output_rows;
+  ukernels::F32WinoGatherFn gather;
+  ukernels::F32WinoScatterFn scatter;
 };
 
 Transforms TransformsFor(IsaLevel isa) {
   if (isa >= IsaLevel::kAvx512) {
-    return {ukernels::f32_wino_input_rows__avx512f, ukernels::f32_wino_output_rows__avx512f};
+    return {ukernels::f32_wino_input_rows__avx512f, ukernels::f32_wino_output_rows__avx512f,
+            ukernels::f32_wino_gather__avx512f, ukernels::f32_wino_scatter__avx512f};
   }
   if (isa >= IsaLevel::kAvx2) {
-    return {ukernels::f32_wino_input_rows__avx2, ukernels::f32_wino_output_rows__avx2};
+    return {ukernels::f32_wino_input_rows__avx2, ukernels::f32_wino_output_rows__avx2,
+            ukernels::f32_wino_gather__avx2, ukernels::f32_wino_scatter__avx2};
   }
-  return {ukernels::f32_wino_input_rows__scalar, ukernels::f32_wino_output_rows__scalar};
+  return {ukernels::f32_wino_input_rows__scalar, ukernels::f32_wino_output_rows__scalar,
+          ukernels::f32_wino_gather__scalar, ukernels::f32_wino_scatter__scalar};
 }
 
 }  // namespace
@@ -212,6 +217,8 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
   const size_t c = c_, m = m_;
   const Transforms tf = TransformsFor(isa_);
   const ukernels::F32WinoRowsFn input_rows = tf.input_rows, output_rows = tf.output_rows;
+  const ukernels::F32WinoGatherFn gather = tf.gather;
+  const ukernels::F32WinoScatterFn scatter = tf.scatter;
 
   // The first GEMM error (there should be none: the shapes were checked above).
   Status gemm_status;
@@ -228,28 +235,45 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
     const long pt = static_cast<long>(p.pad_top), pl = static_cast<long>(p.pad_left);
     const long h = static_cast<long>(p.h), w = static_cast<long>(p.w);
 
-    // Input transform, channel by channel: V[p][c][t] = (B^T d B)[p].
+    // Input transform, channel by channel: V[p][c][t] = (B^T d B)[p]. The tiles of the block
+    // are gathered into d[36][t] a run of one tile row at a time: the run's windows that lie
+    // inside the input by the gather microkernel, the others (borders) value by value.
     for (size_t ci = 0; ci < c; ++ci) {
       const float* xc = xi + ci * p.h * p.w;
-      for (size_t t = 0; t < nt; ++t) {
+      for (size_t t = 0; t < nt;) {
         const size_t tile = t0 + t;
+        const size_t tx = tile % s.tiles_w;
+        const size_t run = std::min(nt - t, s.tiles_w - tx);
         const long y0 = static_cast<long>(tile / s.tiles_w * kOut) - pt;
-        const long x0 = static_cast<long>(tile % s.tiles_w * kOut) - pl;
-        if (y0 >= 0 && x0 >= 0 && y0 + 6 <= h && x0 + 6 <= w) {
-          const float* src = xc + y0 * w + x0;
+        const long x0 = static_cast<long>(tx * kOut) - pl;
+        // Tiles [a, b) of the run: windows inside the input (x0 + 4 q >= 0, x0 + 4 q + 6 <= w).
+        size_t a = run, b = run;
+        if (y0 >= 0 && y0 + 6 <= h) {
+          const long first = x0 >= 0 ? 0 : (3 - x0) / 4;
+          const long last = w - x0 >= 6 ? (w - x0 - 6) / 4 + 1 : 0;
+          a = static_cast<size_t>(std::min(first, static_cast<long>(run)));
+          b = static_cast<size_t>(std::clamp(last, static_cast<long>(a), static_cast<long>(run)));
+        }
+        if (a < b) {
+          const float* src = xc + y0 * w + x0 + 4 * static_cast<long>(a);
           for (size_t i = 0; i < 6; ++i) {
-            for (size_t j = 0; j < 6; ++j) d[(i * 6 + j) * tb + t] = src[i * w + j];
+            gather(b - a, src + static_cast<long>(i) * w, d + i * 6 * tb + t + a, tb);
           }
-        } else {
+        }
+        for (size_t q = 0; q < run; ++q) {
+          if (q == a) q = b;
+          if (q >= run) break;
+          const long qx = x0 + 4 * static_cast<long>(q);
           for (size_t i = 0; i < 6; ++i) {
             const long iy = y0 + static_cast<long>(i);
             for (size_t j = 0; j < 6; ++j) {
-              const long ix = x0 + static_cast<long>(j);
-              d[(i * 6 + j) * tb + t] =
+              const long ix = qx + static_cast<long>(j);
+              d[(i * 6 + j) * tb + t + q] =
                   iy >= 0 && iy < h && ix >= 0 && ix < w ? xc[iy * w + ix] : 0.0f;
             }
           }
         }
+        t += run;
       }
       // Columns of each row i (in[k] = d[i][k]), then rows of each column (in[k] = e[k][j]).
       for (size_t i = 0; i < 6; ++i) input_rows(nt, d + i * 6 * tb, tb, e + i * 6 * tb, tb);
@@ -278,20 +302,42 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
       }
       float* res = d;  // 16 x tb
       for (size_t i = 0; i < 4; ++i) output_rows(nt, rows + i * 6 * tb, tb, res + i * 4 * tb, tb);
-      const float b = bias ? bias[mi] : 0.0f;
-      for (size_t k = 0; k < 16; ++k) {
-        float* r = res + k * tb;
-        for (size_t t = 0; t < nt; ++t) r[t] = std::min(std::max(r[t] + b, lo), hi);
-        if (act) act(nt, r, r);
-      }
-      float* ym = yi + mi * s.oh * s.ow;
-      for (size_t t = 0; t < nt; ++t) {
-        const size_t tile = t0 + t;
-        const size_t oy = tile / s.tiles_w * kOut, ox = tile % s.tiles_w * kOut;
-        const size_t rh = std::min(kOut, s.oh - oy), rw = std::min(kOut, s.ow - ox);
-        for (size_t i = 0; i < rh; ++i) {
-          for (size_t j = 0; j < rw; ++j) ym[(oy + i) * s.ow + ox + j] = res[(i * 4 + j) * tb + t];
+      // The bias and clamp go with the scatter below, unless a vector activation must follow
+      // them first.
+      float sb = bias ? bias[mi] : 0.0f, slo = lo, shi = hi;
+      if (act) {
+        for (size_t k = 0; k < 16; ++k) {
+          float* r = res + k * tb;
+          for (size_t t = 0; t < nt; ++t) r[t] = std::min(std::max(r[t] + sb, lo), hi);
+          act(nt, r, r);
         }
+        sb = 0.0f;
+        slo = -std::numeric_limits<float>::infinity();
+        shi = std::numeric_limits<float>::infinity();
+      }
+      // A run of one tile row at a time: whole 4x4 tiles by the scatter microkernel, the tiles
+      // cut by the bottom or right border value by value.
+      float* ym = yi + mi * s.oh * s.ow;
+      for (size_t t = 0; t < nt;) {
+        const size_t tile = t0 + t;
+        const size_t tx = tile % s.tiles_w;
+        const size_t run = std::min(nt - t, s.tiles_w - tx);
+        const size_t oy = tile / s.tiles_w * kOut, ox = tx * kOut;
+        const size_t rh = std::min(kOut, s.oh - oy);
+        const size_t whole = rh == kOut && tx < s.ow / kOut ? std::min(run, s.ow / kOut - tx) : 0;
+        for (size_t i = 0; i < kOut && whole > 0; ++i) {
+          scatter(whole, res + i * 4 * tb + t, tb, sb, slo, shi, ym + (oy + i) * s.ow + ox);
+        }
+        for (size_t q = whole; q < run; ++q) {
+          const size_t qx = ox + q * kOut, rw = std::min(kOut, s.ow - qx);
+          for (size_t i = 0; i < rh; ++i) {
+            for (size_t j = 0; j < rw; ++j) {
+              const float r = res[(i * 4 + j) * tb + t + q] + sb;
+              ym[(oy + i) * s.ow + qx + j] = std::min(std::max(r, slo), shi);
+            }
+          }
+        }
+        t += run;
       }
     }
   };

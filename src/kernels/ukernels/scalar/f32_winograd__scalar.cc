@@ -13,4 +13,13 @@ void f32_wino_output_rows__scalar(size_t n, const float* in, size_t in_stride, f
   WinoOutputRows(n, in, in_stride, out, out_stride);
 }
 
+void f32_wino_gather__scalar(size_t n, const float* src, float* d, size_t d_stride) {
+  WinoGather(n, src, d, d_stride);
+}
+
+void f32_wino_scatter__scalar(size_t n, const float* r, size_t r_stride, float bias, float lo,
+                              float hi, float* y) {
+  WinoScatter(n, r, r_stride, bias, lo, hi, y);
+}
+
 }  // namespace kiln::ukernels
