@@ -173,10 +173,70 @@ class Placed {
 
 }  // namespace
 
+namespace {
+
+// Views resolved to their roots: root[r] (r itself when not a view), the byte offset inside it,
+// and each root's lifetime widened to cover all of its views.
+struct Views {
+  std::vector<int32_t> root;
+  std::vector<size_t> offset;
+  std::vector<uint8_t> related;  // a view, or the root of one
+  std::vector<int32_t> first, last;
+};
+
+Views ResolveViews(const std::vector<BufferRequest>& requests) {
+  const size_t n = requests.size();
+  Views v;
+  v.root.resize(n);
+  v.offset.assign(n, 0);
+  v.related.assign(n, 0);
+  std::vector<int32_t> parent(n, -1);
+  for (size_t r = 0; r < n; ++r) {
+    v.root[r] = static_cast<int32_t>(r);
+    const BufferRequest& req = requests[r];
+    const int32_t p = req.view_of;
+    if (p < 0 || static_cast<size_t>(p) >= n || static_cast<size_t>(p) == r) continue;
+    if (req.view_offset % kArenaAlignment != 0 || req.view_offset > requests[p].bytes ||
+        req.bytes > requests[p].bytes - req.view_offset)
+      continue;
+    parent[r] = p;
+  }
+  // Walk each chain to its root; a chain longer than n has a cycle and stays unresolved.
+  for (size_t r = 0; r < n; ++r) {
+    int32_t at = static_cast<int32_t>(r);
+    size_t offset = 0, hops = 0;
+    while (parent[at] >= 0 && hops <= n) {
+      offset += requests[at].view_offset;
+      at = parent[at];
+      ++hops;
+    }
+    if (hops > n || at == static_cast<int32_t>(r)) continue;
+    v.root[r] = at;
+    v.offset[r] = offset;
+    v.related[r] = v.related[at] = 1;
+  }
+  v.first.resize(n);
+  v.last.resize(n);
+  for (size_t r = 0; r < n; ++r) {
+    v.first[r] = std::min(requests[r].first, requests[r].last);
+    v.last[r] = std::max(requests[r].first, requests[r].last);
+  }
+  for (size_t r = 0; r < n; ++r) {
+    const int32_t root = v.root[r];
+    if (root == static_cast<int32_t>(r)) continue;
+    v.first[root] = std::min(v.first[root], v.first[r]);
+    v.last[root] = std::max(v.last[root], v.last[r]);
+  }
+  return v;
+}
+
+}  // namespace
+
 MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests) {
   const size_t n = requests.size();
   MemoryPlan plan;
   plan.offsets.assign(n, 0);
+  const Views views = ResolveViews(requests);
 
   // buffer_of[r]: the buffer request r lives in. tail[b]: its chain's last request, the only
   // one another request may take over (a request is taken over at most once, so chains never
@@ -189,14 +249,15 @@ MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests) {
   for (size_t r = 0; r < n; ++r) {
     const BufferRequest& req = requests[r];
     // An inverted range is a caller's bug; reading it as [min, max] spends memory rather than
-    // letting two live buffers share it.
-    const int32_t first = std::min(req.first, req.last);
-    const int32_t last = std::max(req.first, req.last);
+    // letting two live buffers share it. A root's range covers its views' (ResolveViews).
+    const int32_t first = views.first[r];
+    const int32_t last = views.last[r];
     const size_t bytes = AlignUp(req.bytes);
     plan.total_bytes += bytes;
+    if (views.root[r] != static_cast<int32_t>(r)) continue;  // placed with its root below
 
     const int32_t p = req.in_place_of;
-    if (p >= 0 && static_cast<size_t>(p) < r) {
+    if (p >= 0 && static_cast<size_t>(p) < r && !views.related[r] && !views.related[p]) {
       const int32_t b = buffer_of[p];
       const BufferRequest& prev = requests[p];
       if (tail[b] == p && std::max(prev.first, prev.last) == first &&
@@ -238,7 +299,8 @@ MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests) {
     placed.Insert(i, offset);
   }
 
-  for (size_t r = 0; r < n; ++r) plan.offsets[r] = buffer_offset[buffer_of[r]];
+  for (size_t r = 0; r < n; ++r)
+    plan.offsets[r] = buffer_offset[buffer_of[views.root[r]]] + views.offset[r];
   return plan;
 }
 

@@ -1,6 +1,7 @@
 // Static memory planning: places buffers with known sizes and lifetimes in one arena so that
-// buffers whose lifetimes overlap never overlap in memory, and a buffer may take over the
-// memory of one that dies at the step it is born (in place).
+// buffers whose lifetimes overlap never overlap in memory, a buffer may take over the memory of
+// one that dies at the step it is born (in place), and a buffer may live inside another one
+// (a view: a concat's input written straight into its place in the concat's output).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,11 @@ struct BufferRequest {
   // Index of an earlier request this buffer may share in place (same bytes, last == this
   // buffer's first), or -1. The planner may decline.
   int32_t in_place_of = -1;
+  // Index of a request this buffer lives inside, at byte `view_offset`, or -1. The parent's
+  // memory then stays reserved from the first birth to the last death of all of them; views
+  // nest. The planner may decline (then the buffer gets memory of its own).
+  int32_t view_of = -1;
+  size_t view_offset = 0;
 };
 
 struct MemoryPlan {
@@ -37,6 +43,11 @@ struct MemoryPlan {
 // - in_place_of is honoured only when it names an earlier request p with p.last == first, the
 //   same aligned size, and no other request already took p over; otherwise it is ignored and
 //   the request gets memory of its own.
+// - view_of is honoured when it names another request whose bytes hold [view_offset,
+//   view_offset + bytes), view_offset is a multiple of kArenaAlignment, and following view_of
+//   from it ends without a cycle; a view's offset is its root's plus the offsets on the way.
+//   A request in a view relation (either side) neither takes over nor is taken over in place:
+//   a view's bytes belong to its root for the root's whole lifetime.
 // - Zero-byte requests get offset 0 and take no space.
 // Deterministic: ties in size go to the earlier first step, then the lower request index.
 // O(n^2) in the number of buffers at worst; 5,000 requests plan in a few milliseconds.

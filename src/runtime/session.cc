@@ -193,6 +193,7 @@ Status Session::Plan(const std::vector<const Dims*>& input_dims) {
         requests[request_of[id]].last = std::max(requests[request_of[id]].last, static_cast<int32_t>(s));
   for (int32_t id : m.outputs)
     if (request_of[id] >= 0) requests[request_of[id]].last = last_step;
+  PlaceConcatInputs(request_of, requests);
   for (size_t s = 0; s < m.steps.size(); ++s) {
     if (st.deferred_step[s]) continue;
     for (auto [o, i] : model_->kernel(s).InPlace()) {
@@ -235,6 +236,66 @@ Status Session::Plan(const std::vector<const Dims*>& input_dims) {
   for (const Dims* d : input_dims) st.last_input_dims.push_back(*d);
   st.has_plan = true;
   return Status::Ok();
+}
+
+// Concats of one image copy each input into a contiguous range of the output. Placing the
+// inputs' buffers there (views, memory_plan.h) lets their producers write in place and the
+// copies vanish. A concat whose inputs begin with all of an earlier concat's inputs (DenseNet:
+// each layer concatenates every feature so far) takes that concat's output as a view at offset
+// 0 first, so a whole dense block shares one buffer and no feature is copied. Values the caller
+// sees (graph outputs) and values already placed stay as they are; the kernels skip a copy only
+// when the pointers say it is done, so a binding the plan did not foresee stays correct.
+void Session::PlaceConcatInputs(const std::vector<int32_t>& request_of,
+                                std::vector<BufferRequest>& requests) const {
+  const State& st = *state_;
+  const Module& m = model_->module();
+  std::vector<bool> is_output(m.values.size(), false);
+  for (int32_t id : m.outputs) is_output[id] = true;
+  struct Concat {
+    size_t step;
+    std::vector<size_t> ranges;
+  };
+  std::vector<Concat> concats;
+  std::vector<const Dims*> in_dims;
+  for (size_t s = 0; s < m.steps.size(); ++s) {
+    const Step& step = m.steps[s];
+    if (st.deferred_step[s] || step.outputs.size() != 1 || request_of[step.outputs[0]] < 0)
+      continue;
+    in_dims.clear();
+    for (int32_t id : step.inputs) in_dims.push_back(id >= 0 && st.dims[id] ? &*st.dims[id] : nullptr);
+    std::vector<size_t> ranges = model_->kernel(s).InputRangesInOutput(in_dims);
+    if (ranges.size() == step.inputs.size()) concats.push_back({s, std::move(ranges)});
+  }
+  auto placeable = [&](int32_t id) {
+    return id >= 0 && request_of[id] >= 0 && !is_output[id] &&
+           requests[request_of[id]].view_of < 0;
+  };
+  for (size_t a = 0; a < concats.size(); ++a) {
+    const Step& sa = m.steps[concats[a].step];
+    if (!placeable(sa.outputs[0])) continue;
+    for (size_t b = a + 1; b < concats.size(); ++b) {
+      const Step& sb = m.steps[concats[b].step];
+      if (sb.inputs.size() <= sa.inputs.size() ||
+          !std::equal(sa.inputs.begin(), sa.inputs.end(), sb.inputs.begin()))
+        continue;
+      BufferRequest& r = requests[request_of[sa.outputs[0]]];
+      r.view_of = request_of[sb.outputs[0]];
+      r.view_offset = 0;
+      break;
+    }
+  }
+  for (const Concat& c : concats) {
+    const Step& step = m.steps[c.step];
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const int32_t id = step.inputs[i];
+      if (!placeable(id) || id == step.outputs[0] ||
+          std::count(step.inputs.begin(), step.inputs.end(), id) != 1)
+        continue;
+      BufferRequest& r = requests[request_of[id]];
+      r.view_of = request_of[step.outputs[0]];
+      r.view_offset = c.ranges[i];
+    }
+  }
 }
 
 Status Session::RunStep(size_t s) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/memory_plan.h"
 #include "runtime/module.h"
 #include "runtime/step_kernel.h"
 #include "support/status.h"
@@ -79,6 +80,9 @@ class Session {
   Session();
   Status Plan(const std::vector<const Dims*>& input_dims);
   Status RunStep(size_t s);
+  // Makes concat inputs views of the concat's output where the plan allows (session.cc).
+  void PlaceConcatInputs(const std::vector<int32_t>& request_of,
+                         std::vector<BufferRequest>& requests) const;
   std::shared_ptr<const CompiledModel> model_;
   SessionOptions options_;
   std::unique_ptr<State> state_;

@@ -50,6 +50,15 @@ class StepKernel {
   // input before writing the same element of the output. The planner shares them when the
   // input is an activation that no later step reads and the byte sizes agree.
   virtual std::vector<std::pair<int, int>> InPlace() const { return {}; }
+  // For a step that only copies each input into one contiguous byte range of output 0 (a
+  // channel concat of one image): those ranges' byte offsets, one per input, for these input
+  // dims; empty otherwise. The planner may then make an input's buffer that range of the
+  // output's, so its producer writes it in place, and Run must skip a copy whose source already
+  // is its destination.
+  virtual std::vector<size_t> InputRangesInOutput(std::span<const Dims* const> inputs) const {
+    (void)inputs;
+    return {};
+  }
   virtual Status Run(const StepArgs& args) const = 0;
   // What really runs, for profiles: "conv2d direct_nchwc16 avx512".
   virtual std::string Describe() const = 0;

@@ -219,6 +219,170 @@ TEST(MemoryPlan, LargestFirstFillsGaps) {
   EXPECT_EQ(plan.arena_bytes, 4096u + 64u);
 }
 
+// Views restated from the header, independently of the planner: each request's root and its
+// byte offset inside it, and each root's lifetime widened over its views.
+struct ViewTruth {
+  std::vector<int32_t> root;
+  std::vector<size_t> offset;
+  std::vector<int32_t> first, last;
+};
+
+ViewTruth Views(const std::vector<BufferRequest>& rs) {
+  const size_t n = rs.size();
+  ViewTruth v;
+  v.offset.assign(n, 0);
+  for (size_t r = 0; r < n; ++r) {
+    v.root.push_back(static_cast<int32_t>(r));
+    v.first.push_back(rs[r].first);
+    v.last.push_back(rs[r].last);
+  }
+  auto valid = [&](size_t r) {
+    const int32_t p = rs[r].view_of;
+    return p >= 0 && static_cast<size_t>(p) < n && static_cast<size_t>(p) != r &&
+           rs[r].view_offset % kArenaAlignment == 0 &&
+           rs[r].view_offset + rs[r].bytes <= rs[p].bytes;
+  };
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<bool> seen(n, false);
+    size_t at = r, offset = 0;
+    bool cycle = false;
+    while (valid(at)) {
+      seen[at] = true;
+      offset += rs[at].view_offset;
+      at = static_cast<size_t>(rs[at].view_of);
+      if (seen[at]) {
+        cycle = true;
+        break;
+      }
+    }
+    if (cycle || at == r) continue;
+    v.root[r] = static_cast<int32_t>(at);
+    v.offset[r] = offset;
+  }
+  for (size_t r = 0; r < n; ++r) {
+    v.first[v.root[r]] = std::min(v.first[v.root[r]], rs[r].first);
+    v.last[v.root[r]] = std::max(v.last[v.root[r]], rs[r].last);
+  }
+  return v;
+}
+
+// Checks a plan with views (and no in-place requests): every view at its root's offset plus its
+// own, and any two buffers of different roots whose roots' widened lifetimes meet apart in
+// memory. Returns "" or what is wrong.
+std::string CheckViewPlan(const std::vector<BufferRequest>& rs, const MemoryPlan& plan) {
+  const ViewTruth v = Views(rs);
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (plan.offsets[v.root[i]] + v.offset[i] != plan.offsets[i])
+      return "request " + std::to_string(i) + " is not at its place in its root";
+    if (rs[i].bytes > 0 && plan.offsets[i] + rs[i].bytes > plan.arena_bytes)
+      return "request " + std::to_string(i) + " ends past the arena";
+  }
+  for (size_t i = 0; i < rs.size(); ++i) {
+    for (size_t j = i + 1; j < rs.size(); ++j) {
+      const int32_t a = v.root[i], b = v.root[j];
+      if (a == b || rs[i].bytes == 0 || rs[j].bytes == 0) continue;
+      const bool alive_together = v.first[a] <= v.last[b] && v.first[b] <= v.last[a];
+      const bool share_memory = plan.offsets[i] < plan.offsets[j] + Aligned(rs[j].bytes) &&
+                                plan.offsets[j] < plan.offsets[i] + Aligned(rs[i].bytes);
+      if (alive_together && share_memory)
+        return "requests " + std::to_string(i) + " and " + std::to_string(j) +
+               " belong to roots alive together and overlap in memory";
+    }
+  }
+  return "";
+}
+
+BufferRequest Req(size_t bytes, int32_t first, int32_t last, int32_t view_of = -1,
+                  size_t view_offset = 0, int32_t in_place_of = -1) {
+  BufferRequest r;
+  r.bytes = bytes;
+  r.first = first;
+  r.last = last;
+  r.in_place_of = in_place_of;
+  r.view_of = view_of;
+  r.view_offset = view_offset;
+  return r;
+}
+
+TEST(MemoryPlan, DenseBlockSharesOneBuffer) {
+  // DenseNet: x0 and f1 make c2 = concat(x0, f1); f2 joins them in c3 = concat(x0, f1, f2), so
+  // c2 is c3's first part. All five live in c3's memory; t, alive meanwhile, must stay clear.
+  const std::vector<BufferRequest> rs = {
+      Req(256, 0, 4, 2, 0),    // 0 x0 -> c2 @ 0
+      Req(256, 1, 4, 2, 256),  // 1 f1 -> c2 @ 256
+      Req(512, 2, 3, 4, 0),    // 2 c2 -> c3 @ 0
+      Req(256, 3, 4, 4, 512),  // 3 f2 -> c3 @ 512
+      Req(768, 4, 5),          // 4 c3
+      Req(1024, 1, 2),         // 5 t
+      Req(768, 6, 7),          // 6 after the block
+  };
+  const MemoryPlan plan = PlanMemory(rs);
+  EXPECT_EQ(CheckViewPlan(rs, plan), "");
+  EXPECT_EQ(plan.offsets[0], plan.offsets[4]);
+  EXPECT_EQ(plan.offsets[1], plan.offsets[4] + 256);
+  EXPECT_EQ(plan.offsets[2], plan.offsets[4]);
+  EXPECT_EQ(plan.offsets[3], plan.offsets[4] + 512);
+  EXPECT_EQ(plan.arena_bytes, 1024u + 768u);  // 6 reuses memory of the block or of t
+}
+
+TEST(MemoryPlan, InvalidViewsAreIgnored) {
+  struct Case {
+    const char* why;
+    BufferRequest req;
+  };
+  const Case cases[] = {
+      {"unaligned offset", Req(256, 0, 1, 1, 32)},
+      {"past the parent", Req(256, 0, 1, 1, 512)},
+      {"larger than the parent", Req(1024, 0, 1, 1, 0)},
+      {"itself", Req(256, 0, 1, 0, 0)},
+      {"out of range", Req(256, 0, 1, 9, 0)},
+  };
+  for (const Case& c : cases) {
+    const std::vector<BufferRequest> rs = {c.req, Req(512, 1, 2)};
+    const MemoryPlan plan = PlanMemory(rs);
+    EXPECT_EQ(CheckPlan(rs, plan), "") << c.why;
+    EXPECT_EQ(plan.arena_bytes, Aligned(c.req.bytes) + 512u) << c.why;
+  }
+  // A cycle has no root: both get memory of their own.
+  const std::vector<BufferRequest> cycle = {Req(256, 0, 1, 1, 0), Req(256, 0, 1, 0, 0)};
+  EXPECT_EQ(PlanMemory(cycle).arena_bytes, 512u);
+}
+
+TEST(MemoryPlan, ViewsAndTheirRootsTakeNothingOverInPlace) {
+  // 1 is a view of 2; 0 dies where 1 is born and 3 is born where 2 dies. Neither in-place
+  // request may be honoured: 1's bytes are 2's, and 2's last step is 3's first only because the
+  // root's lifetime is its own (its view 1 is read until step 1, before 2 is written).
+  const std::vector<BufferRequest> rs = {
+      Req(256, 0, 1),
+      Req(256, 1, 2, 2, 0, /*in_place_of=*/0),
+      Req(512, 2, 3),
+      Req(512, 3, 4, -1, 0, /*in_place_of=*/2),
+  };
+  const MemoryPlan plan = PlanMemory(rs);
+  EXPECT_EQ(plan.offsets[1], plan.offsets[2]);
+  EXPECT_NE(plan.offsets[1], plan.offsets[0]);
+  EXPECT_NE(plan.offsets[3], plan.offsets[2]);
+}
+
+TEST(MemoryPlan, RandomViewPlansAreValid) {
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    std::vector<BufferRequest> rs = RandomRequests(seed, 120);
+    std::mt19937 rng(seed);
+    for (size_t r = 0; r < rs.size(); ++r) {
+      rs[r].in_place_of = -1;
+      if (rng() % 3 != 0) continue;
+      const auto p = static_cast<int32_t>(rng() % rs.size());
+      rs[r].view_of = p;
+      // Mostly fitting, aligned offsets; sometimes too far, unaligned or a cycle.
+      const size_t room = rs[p].bytes >= rs[r].bytes ? rs[p].bytes - rs[r].bytes : 0;
+      rs[r].view_offset = room / kArenaAlignment * kArenaAlignment;
+      if (rng() % 5 == 0) rs[r].view_offset += rng() % 2 ? kArenaAlignment : 8;
+    }
+    const MemoryPlan plan = PlanMemory(rs);
+    EXPECT_EQ(CheckViewPlan(rs, plan), "") << "seed " << seed;
+  }
+}
+
 TEST(MemoryPlan, Deterministic) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     const auto rs = RandomRequests(seed, 300);

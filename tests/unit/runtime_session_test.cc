@@ -155,6 +155,60 @@ TEST(RuntimeSession, ThreadsShareOneModelAndMatchSequentialRuns) {
   }
 }
 
+// A dense block (DenseNet): each concat takes every feature so far. With one image the planner
+// places the features and the first concat inside the last concat's buffer, so the convs write
+// there and the concats copy nothing; cat1's Sigmoid, its last reader, must not run in place
+// (cat1's bytes are cat2's first part, read later). Two images: no concat range is contiguous,
+// so everything is copied as before. Both match the interpreter.
+std::string DenseBlock(const std::string& b) {
+  return "graph main (opsets ai.onnx=13)\n"
+         "  input  %x: float32[" + b + ",8,6,6]\n"
+         "  const  %w1: float32[8,8,3,3] = random(seed=21)\n"
+         "  const  %w2: float32[8,16,3,3] = random(seed=22)\n"
+         "  %c1 = Conv(%x, %w1) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[" + b + ",8,6,6]\n"
+         "  %f1 = Relu(%c1) : float32[" + b + ",8,6,6]\n"
+         "  %cat1 = Concat(%x, %f1) {axis=1} : float32[" + b + ",16,6,6]\n"
+         "  %s = Sigmoid(%cat1) : float32[" + b + ",16,6,6]\n"
+         "  %f2 = Conv(%s, %w2) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[" + b + ",8,6,6]\n"
+         "  %cat2 = Concat(%x, %f1, %f2) {axis=1} : float32[" + b + ",24,6,6]\n"
+         "  %y = GlobalAveragePool(%cat2) : float32[" + b + ",24,1,1]\n"
+         "  output %y: float32[" + b + ",24,1,1]\n";
+}
+
+int32_t ValueNamed(const runtime::CompiledModel& model, const std::string& name) {
+  const auto& values = model.module().values;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i].name == name) return static_cast<int32_t>(i);
+  ADD_FAILURE() << "no value " << name;
+  return -1;
+}
+
+TEST(RuntimeSession, DenseBlockConcatsWriteInPlace) {
+  for (const char* batch : {"1", "2"}) {
+    SCOPED_TRACE(batch);
+    Compiled c = Compile(DenseBlock(batch));
+    auto session = NewSession(c);
+    const Tensor x = RandomTensor({std::stoi(batch), 8, 6, 6}, 3);
+    const Tensor* in[] = {&x};
+    ASSERT_TRUE(session->Run(in).ok());
+    ExpectNear(session->output(0), Reference(c, x));
+    const auto* cat2 = static_cast<const std::byte*>(
+        session->value(ValueNamed(*c.model, "cat2"))->raw());
+    const auto* cat1 = static_cast<const std::byte*>(
+        session->value(ValueNamed(*c.model, "cat1"))->raw());
+    const auto* f1 = static_cast<const std::byte*>(session->value(ValueNamed(*c.model, "f1"))->raw());
+    const auto* f2 = static_cast<const std::byte*>(session->value(ValueNamed(*c.model, "f2"))->raw());
+    const size_t feature = 8 * 6 * 6 * sizeof(float);
+    if (std::string(batch) == "1") {
+      EXPECT_EQ(cat1, cat2);
+      EXPECT_EQ(f1, cat2 + feature);
+      EXPECT_EQ(f2, cat2 + 2 * feature);
+    } else {
+      EXPECT_NE(f1, cat2 + feature);
+    }
+  }
+}
+
 TEST(RuntimeSession, ChangingBatchReplansAndMemoryStopsGrowing) {
   Compiled c = Compile(Cnn("N"));
   auto session = NewSession(c);

@@ -260,9 +260,10 @@ class ConcatKernel final : public StepKernel {
       const size_t row = in.nbytes() / std::max<size_t>(outer, 1);
       size_t at = 0;  // bytes before input i in an output row
       for (size_t j = 0; j < i; ++j) at += args.inputs[j]->nbytes() / std::max<size_t>(outer, 1);
-      if (row > 0)
-        std::memcpy(static_cast<std::byte*>(y->raw()) + o * out_row + at,
-                    static_cast<const std::byte*>(in.raw()) + o * row, row);
+      std::byte* dst = static_cast<std::byte*>(y->raw()) + o * out_row + at;
+      const std::byte* src = static_cast<const std::byte*>(in.raw()) + o * row;
+      // The planner placed this input in its range of the output (InputRangesInOutput).
+      if (row > 0 && src != dst) std::memcpy(dst, src, row);
     };
     if (y->nbytes() == 0) return Status::Ok();
     if (k == 1 && y->raw() == args.inputs[0]->raw()) return Status::Ok();  // in place
@@ -278,6 +279,22 @@ class ConcatKernel final : public StepKernel {
   std::vector<std::pair<int, int>> InPlace() const override {
     if (step_.inputs.size() == 1) return {{0, 0}};
     return {};
+  }
+
+  // One image (nothing outside the axis but size-1 dims): each input is one contiguous range.
+  std::vector<size_t> InputRangesInOutput(std::span<const Dims* const> inputs) const override {
+    std::vector<size_t> ranges;
+    size_t at = 0;
+    for (const Dims* d : inputs) {
+      if (!d || d->size() <= axis_) return {};
+      for (size_t j = 0; j < axis_; ++j)
+        if ((*d)[j] != 1) return {};
+      ranges.push_back(at);
+      size_t bytes = DTypeSize(dtype_);
+      for (int64_t v : *d) bytes *= static_cast<size_t>(v);
+      at += bytes;
+    }
+    return ranges;
   }
 
   std::string Describe() const override {
