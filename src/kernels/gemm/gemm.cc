@@ -147,18 +147,22 @@ constexpr size_t kInPlaceMaxPanels = 4;
 // keeps busy, the transposed tile store costing about uk.trans_k k steps per tile; row edges
 // cost no lanes either way. (On Zen 4 a masked zmm FMA costs a whole one, so this holds for its
 // double-pumped AVX-512 too.) b_rows_plain: B is plain with contiguous rows, so the normal
-// product packs it panel by panel, each panel serving only M rows, while the transposed one
-// reads it in place when M <= kInPlaceMaxPanels NR: then equal lanes suffice (1x1 convolutions
-// with 32..128 output channels over 14x14..56x56 pixels ran 10-15% faster transposed:
-// bench_conv 192to32@28 0.83 -> 0.98 of oneDNN, 384to64@14 0.84 -> 0.99). Otherwise a clear
-// gain is asked for, as plain operands then pack differently each way.
+// product packs it panel by panel, each panel serving only M rows (about kPackB / M of the
+// work), while the transposed one reads it in place when M <= kInPlaceMaxPanels NR. Measured,
+// 1 thread: 1x1 convolutions with 32..128 output channels over 14x14..56x56 pixels ran 10-15%
+// faster transposed (bench_conv 192to32@28 0.83 -> 0.98 of oneDNN, 384to64@14 0.84 -> 0.99),
+// and 16x12544x32 73 -> 88 GFLOP/s; 96x12544x16 was no faster (its short K pays the stores).
+// Otherwise a clear gain is asked for, as plain operands then pack differently each way.
 bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool b_rows_plain) {
   if (uk.vec == 0 || m == 0 || n == 0 || k == 0) return false;
+  constexpr double kPackB = 8.0;
   const double normal = static_cast<double>(m) * static_cast<double>(RoundUp(n, uk.vec));
   const double trans = static_cast<double>(n) * static_cast<double>(RoundUp(m, uk.vec)) *
                        (1.0 + static_cast<double>(uk.trans_k) / static_cast<double>(k));
-  const bool in_place = b_rows_plain && DivUp(m, uk.nr) <= kInPlaceMaxPanels;
-  return trans < (in_place ? 1.1 : 0.96) * normal;
+  if (b_rows_plain && DivUp(m, uk.nr) <= kInPlaceMaxPanels) {
+    return trans < normal * (1.0 + kPackB / static_cast<double>(m));
+  }
+  return trans < 0.96 * normal;
 }
 
 // Runs one tile (MR x NR or a smaller edge) and its epilogue.
