@@ -10,6 +10,7 @@
 #include "passes/infer_shapes.h"
 #include "passes/recognize_activations.h"
 #include "passes/simplify_algebra.h"
+#include "passes/simplify_channel_shuffle.h"
 
 namespace kiln::passes {
 namespace {
@@ -30,6 +31,7 @@ constexpr PassEntry kPasses[] = {
     {"recognize_activations", CreateRecognizeActivationsPass},
     {"fuse_conv_activation", CreateFuseConvActivationPass},
     {"fuse_elementwise", CreateFuseElementwisePass},
+    {"simplify_channel_shuffle", CreateSimplifyChannelShufflePass},
     {"infer_shapes", CreateInferShapesPass},
 };
 
@@ -76,6 +78,9 @@ std::vector<std::unique_ptr<Pass>> BuildPipeline(int opt_level) {
   p.push_back(CreateFuseConvActivationPass());
   // Last fusion: merges what the Conv/Gemm epilogues did not take.
   p.push_back(CreateFuseElementwisePass());
+  // After simplification (the shuffle's Reshape targets are constants, its dims static): one
+  // copy per ShuffleNet block instead of a Concat and a Transpose.
+  p.push_back(CreateSimplifyChannelShufflePass());
   // After the folding and fusions: the old weights, BatchNormalization parameters and GELU
   // constants are unread.
   p.push_back(CreateDeadCodeEliminationPass());

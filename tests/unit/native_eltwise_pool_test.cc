@@ -252,10 +252,29 @@ TEST(NativeTensor, ConcatAndTranspose) {
                    "[*]  # n\n  output %y: ", t, "[*]\n"));
     }
   Check(Movement("float32[2,3,4]", "Concat(%x) {axis=1}"));  // one input: a copy, or in place
+  // Big with one outer row (a piece per task), and many short rows (ShuffleNet's shuffle).
+  Check(
+      "graph main (opsets ai.onnx=13)\n  input  %a: float32[1,64,64,40]\n"
+      "  input  %b: float32[1,32,64,40]\n  %y = Concat(%a, %b) {axis=1} : float32[*]  # n\n"
+      "  output %y: float32[*]\n");
+  Check(
+      "graph main (opsets ai.onnx=13)\n  input  %a: float32[1,232,1,7,7]\n"
+      "  input  %b: float32[1,232,1,7,7]\n  %y = Concat(%a, %b) {axis=2} : float32[*]  # n\n"
+      "  output %y: float32[*]\n");
   Check(
       "graph main (opsets ai.onnx=13)\n  input  %a: float32[2,64,64,8]\n"
       "  input  %b: float32[2,64,64,8]\n  %y = Concat(%a, %b) {axis=3} : float32[*]  # n\n"
       "  output %y: float32[*]\n");
+  {
+    // More inputs than the kernel lists on its stack.
+    std::string text = "graph main (opsets ai.onnx=13)\n";
+    std::string args;
+    for (int i = 0; i < 70; ++i) {
+      text += StrCat("  input  %i", i, ": float32[2,", 1 + i % 3, ",5]\n");
+      args += StrCat(i ? ", " : "", "%i", i);
+    }
+    Check(text + "  %y = Concat(" + args + ") {axis=1} : float32[*]  # n\n  output %y: float32[*]\n");
+  }
   const std::vector<std::vector<int64_t>> kPerms = {{0, 2, 3, 1}, {0, 3, 1, 2}, {3, 2, 1, 0},
                                                     {1, 0, 2, 3}, {0, 1, 3, 2}, {0, 1, 2, 3}};
   for (const char* t : {"float32", "int64"})
