@@ -104,6 +104,14 @@ class BatchNormKernel final : public StepKernel {
         const float s = scale_shift_[p % channels_], b = scale_shift_[channels_ + p % channels_];
         const float* xs = xp + p * plane;
         float* ys = yp + p * plane;
+        // ReLU (DenseNet's) in the same loop: one pass. With the relu microkernel run over the
+        // plane afterwards instead, a Relu -> BN -> ReLU graph on 1x256x56x56 measured slower
+        // fused than unfused (kiln bench, 1 thread, min of 1000: 0.31 vs 0.265 ms); this way
+        // 0.26.
+        if (activation_ == gemm::Activation::kRelu) {
+          for (size_t i = 0; i < plane; ++i) ys[i] = std::max(xs[i] * s + b, 0.0f);
+          continue;
+        }
         for (size_t i = 0; i < plane; ++i) ys[i] = xs[i] * s + b;
         if (ukernel_ != nullptr) ukernel_->fn(plane, ys, ys, &params_);
       }
