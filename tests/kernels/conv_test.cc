@@ -263,6 +263,10 @@ TEST(Conv, CostModelPicks) {
             Algorithm::kWinograd);
   EXPECT_EQ(ChooseAlgorithm(P(1, 16, 28, 28, 32, 3, 3, 1, 1), IsaLevel::kAvx512),
             Algorithm::kDirectNchwc);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 128, 14, 14, 32, 3, 3, 1, 1), IsaLevel::kAvx512),
+            Algorithm::kDirectNchwc);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 128, 14, 14, 32, 3, 3, 1, 1), IsaLevel::kAvx2),
+            Algorithm::kWinograd);
   EXPECT_EQ(ChooseAlgorithm(P(1, 128, 28, 28, 128, 3, 3, 2, 1), IsaLevel::kAvx512),
             Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kScalar),

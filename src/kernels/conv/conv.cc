@@ -157,8 +157,10 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
   // 30% of the tile grid padding). Accuracy: its rounding error is ~10x the direct sum's
   // (winograd.h); the e2e check of ResNet-18/50, GoogLeNet and DenseNet-121 against onnxruntime
   // stays within 1e-4 (tests/e2e/torchvision_vs_ort.sh).
+  // With M < 64 on AVX-512 the 14x14 maps break even (128->32: 0.99-1.08), so those need 28x28.
+  const size_t min_map = p.m < 64 && isa >= IsaLevel::kAvx512 ? 28 : 14;
   if (Supports(Algorithm::kWinograd, p) && isa >= IsaLevel::kAvx2 && p.c >= 32 && p.m >= 32 &&
-      p.out_h() >= 14 && p.out_w() >= 14) {
+      p.out_h() >= min_map && p.out_w() >= min_map) {
     return Algorithm::kWinograd;
   }
   // The direct kernel wastes the padding of a channel block: only worth it when the input

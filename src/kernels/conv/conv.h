@@ -84,7 +84,8 @@ bool Supports(Algorithm a, const ConvParams& p);
 
 // The cost model: kDepthwise for depthwise layers, kGroupedDirect for other grouped windows with
 // at most 32 channels per group (SIMD ISAs), kGemm1x1 for unpadded 1x1 (any stride),
-// kWinograd for 3x3 stride-1 layers with C, M >= 32 and outputs of 14x14 or more on a SIMD ISA,
+// kWinograd for 3x3 stride-1 layers with C, M >= 32 and outputs of 14x14 or more on a SIMD ISA
+// (28x28 for M < 64 on AVX-512),
 // kDirectNchwc for dense windows with enough channels to fill a block on a SIMD ISA, else
 // kIm2colGemm.
 Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa);
