@@ -6,7 +6,9 @@
 // cores measured just before the row; maxdiff is kiln's largest |difference| from OpenBLAS.
 //
 // Usage: bench_gemm [--threads 1,2] [--rounds 15] [--shapes MxNxK,...] [--kc N --mc N --nc N]
-//                   [--orient n|t] [--clock wall]   (1 thread is timed by thread CPU time unless --clock wall)
+//                   [--orient n|t] [--clock wall]
+// (1 thread is timed by thread CPU time unless --clock wall; --orient forces the normal or the
+// transposed product, default the driver's choice.)
 // KILN_ISA caps kiln's ISA as everywhere else.
 #include <time.h>
 #include <unistd.h>

@@ -8,6 +8,7 @@
 #include <limits>
 #include <new>
 
+#include "kernels/gemm/driver.h"
 #include "kernels/gemm/pack.h"
 #include "kernels/gemm/ukernel_table.h"
 
@@ -31,27 +32,39 @@ const char* ActivationName(Activation act) {
   return "unknown";
 }
 
-size_t PackedMatrix::size_bytes() const {
-  if (panel_ == 0) return 0;
-  const size_t outer = is_a_ ? rows_ : cols_;
-  const size_t k = is_a_ ? cols_ : rows_;
-  return (outer + panel_ - 1) / panel_ * panel_ * k * sizeof(float);
+// Whether C^T = B^T * A^T should run instead of C = A * B. Lanes (at vector granularity) each
+// keeps busy, the transposed tile store costing about uk.trans_k k steps per tile; row edges
+// cost no lanes either way. (On Zen 4 a masked zmm FMA costs a whole one, so this holds for its
+// double-pumped AVX-512 too.) b_rows_plain: B is plain with contiguous rows, so the normal
+// product packs it panel by panel, each panel serving only M rows (about kPackB / M of the
+// work), while the transposed one reads it in place when M <= kInPlaceMaxPanels NR. Measured,
+// 1 thread: 1x1 convolutions with 32..128 output channels over 14x14..56x56 pixels ran 10-15%
+// faster transposed (bench_conv 192to32@28 0.83 -> 0.98 of oneDNN, 384to64@14 0.84 -> 0.99),
+// and 16x12544x32 73 -> 88 GFLOP/s; 96x12544x16 was no faster (its short K pays the stores).
+// Otherwise a clear gain is asked for, as plain operands then pack differently each way.
+bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool b_rows_plain) {
+  if (uk.vec == 0 || m == 0 || n == 0 || k == 0) return false;
+  constexpr double kPackB = 8.0;
+  auto lanes = [&](size_t x) { return static_cast<double>((x + uk.vec - 1) / uk.vec * uk.vec); };
+  const double normal = static_cast<double>(m) * lanes(n);
+  const double trans = static_cast<double>(n) * lanes(m) *
+                       (1.0 + static_cast<double>(uk.trans_k) / static_cast<double>(k));
+  if (b_rows_plain && (m + uk.nr - 1) / uk.nr <= kInPlaceMaxPanels) {
+    return trans < normal * (1.0 + kPackB / static_cast<double>(m));
+  }
+  return trans < 0.96 * normal;
 }
 
-struct PackedMatrixAccess {
-  static PackedMatrix Make(size_t rows, size_t cols, size_t panel, IsaLevel isa, bool is_a,
-                           std::shared_ptr<const float> data) {
-    PackedMatrix p;
-    p.rows_ = rows;
-    p.cols_ = cols;
-    p.panel_ = panel;
-    p.isa_ = isa;
-    p.is_a_ = is_a;
-    p.data_ = std::move(data);
-    return p;
+Status CheckLd(const char* what, size_t ld, size_t need) {
+  if (ld < need) {
+    return Status::Error("sgemm: leading dimension ", what, " = ", ld, " is less than ", need);
   }
-  static bool IsA(const PackedMatrix& p) { return p.is_a_; }
-};
+  return Status::Ok();
+}
+
+const GemmUkernel& KernelFor(const std::optional<IsaLevel>& isa) {
+  return isa ? SelectGemmUkernel(*isa) : SelectGemmUkernel();
+}
 
 namespace {
 
@@ -136,33 +149,6 @@ void Transpose(Problem& pb) {
   std::swap(pb.b.rs, pb.b.cs);
   std::swap(pb.bias_m, pb.bias_n);
   pb.c_trans = !pb.c_trans;
-}
-
-// The transposed product reads its A (B^T) in place rather than packing it when each tile row
-// serves at most this many NR panels (M <= 4 NR before turning): the packing then costs more
-// than the reuse saves.
-constexpr size_t kInPlaceMaxPanels = 4;
-
-// Whether C^T = B^T * A^T should run instead of C = A * B. Lanes (at vector granularity) each
-// keeps busy, the transposed tile store costing about uk.trans_k k steps per tile; row edges
-// cost no lanes either way. (On Zen 4 a masked zmm FMA costs a whole one, so this holds for its
-// double-pumped AVX-512 too.) b_rows_plain: B is plain with contiguous rows, so the normal
-// product packs it panel by panel, each panel serving only M rows (about kPackB / M of the
-// work), while the transposed one reads it in place when M <= kInPlaceMaxPanels NR. Measured,
-// 1 thread: 1x1 convolutions with 32..128 output channels over 14x14..56x56 pixels ran 10-15%
-// faster transposed (bench_conv 192to32@28 0.83 -> 0.98 of oneDNN, 384to64@14 0.84 -> 0.99),
-// and 16x12544x32 73 -> 88 GFLOP/s; 96x12544x16 was no faster (its short K pays the stores).
-// Otherwise a clear gain is asked for, as plain operands then pack differently each way.
-bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool b_rows_plain) {
-  if (uk.vec == 0 || m == 0 || n == 0 || k == 0) return false;
-  constexpr double kPackB = 8.0;
-  const double normal = static_cast<double>(m) * static_cast<double>(RoundUp(n, uk.vec));
-  const double trans = static_cast<double>(n) * static_cast<double>(RoundUp(m, uk.vec)) *
-                       (1.0 + static_cast<double>(uk.trans_k) / static_cast<double>(k));
-  if (b_rows_plain && DivUp(m, uk.nr) <= kInPlaceMaxPanels) {
-    return trans < normal * (1.0 + kPackB / static_cast<double>(m));
-  }
-  return trans < 0.96 * normal;
 }
 
 // Runs one tile (MR x NR or a smaller edge) and its epilogue.
@@ -398,13 +384,6 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   }
 }
 
-Status CheckLd(const char* what, size_t ld, size_t need) {
-  if (ld < need) {
-    return Status::Error("sgemm: leading dimension ", what, " = ", ld, " is less than ", need);
-  }
-  return Status::Ok();
-}
-
 // Fills everything but the operands from the options; validates the epilogue and C.
 Status Prepare(Problem& pb, const GemmUkernel& uk, float* c, size_t ldc, const Options& o) {
   pb.uk = &uk;
@@ -467,10 +446,6 @@ Status SetUnpackedB(Problem& pb, const float* b, size_t ldb, bool trans) {
   return Status::Ok();
 }
 
-const GemmUkernel& KernelFor(const std::optional<IsaLevel>& isa) {
-  return isa ? SelectGemmUkernel(*isa) : SelectGemmUkernel();
-}
-
 Status CheckPacked(const PackedMatrix& p, bool want_a) {
   if (p.panel_width() == 0) return Status::Error("sgemm: the packed operand is empty (not packed)");
   if (PackedMatrixAccess::IsA(p) != want_a) {
@@ -482,13 +457,6 @@ Status CheckPacked(const PackedMatrix& p, bool want_a) {
                          " but this process runs at most ", IsaName(ActiveIsa()));
   }
   return Status::Ok();
-}
-
-std::shared_ptr<const float> AllocPanels(size_t floats) {
-  void* p = std::aligned_alloc(kAlign, RoundUp(std::max<size_t>(floats, 1) * 4, kAlign));
-  return std::shared_ptr<const float>(static_cast<float*>(p), [](const float* q) {
-    std::free(const_cast<float*>(q));
-  });
 }
 
 }  // namespace
@@ -506,88 +474,6 @@ Status Sgemm(size_t m, size_t n, size_t k, const float* a, size_t lda, const flo
   KILN_RETURN_IF_ERROR(SetUnpackedB(pb, b, ldb, options.trans_b));
   Run(pb, options.pool, options.blocking, options.orientation);
   return Status::Ok();
-}
-
-Expected<PackedMatrix> PackA(size_t m, size_t k, const float* a, size_t lda, bool trans_a,
-                             std::optional<IsaLevel> isa, size_t n_hint) {
-  const GemmUkernel& uk = KernelFor(isa);
-  if (m * k > 0) {
-    if (!a) return Status::Error("PackA: A is null for a ", m, " x ", k, " operand");
-    KILN_RETURN_IF_ERROR(CheckLd("lda", lda, trans_a ? m : k));
-  }
-  // Panels of NR rows are the packed B of the transposed product.
-  // B is assumed plain with contiguous rows (a convolution's input or im2col columns).
-  const size_t panel =
-      n_hint > 1 && PreferTransposed(uk, m, n_hint, k, /*b_rows_plain=*/true) ? uk.nr : uk.mr;
-  const size_t floats = DivUp(m, panel) * panel * k;
-  std::shared_ptr<const float> data = AllocPanels(floats);
-  if (!data) return Status::Error("PackA: out of memory for ", floats * 4, " bytes");
-  if (m * k > 0) {
-    PackAPanels(a, trans_a ? 1 : lda, trans_a ? lda : 1, m, k, panel,
-                const_cast<float*>(data.get()), k * panel);
-  }
-  return PackedMatrixAccess::Make(m, k, panel, uk.isa, /*is_a=*/true, std::move(data));
-}
-
-Expected<PackedMatrix> PackB(size_t k, size_t n, const float* b, size_t ldb, bool trans_b,
-                             std::optional<IsaLevel> isa) {
-  const GemmUkernel& uk = KernelFor(isa);
-  if (n * k > 0) {
-    if (!b) return Status::Error("PackB: B is null for a ", k, " x ", n, " operand");
-    KILN_RETURN_IF_ERROR(CheckLd("ldb", ldb, trans_b ? k : n));
-  }
-  const size_t floats = DivUp(n, uk.nr) * uk.nr * k;
-  std::shared_ptr<const float> data = AllocPanels(floats);
-  if (!data) return Status::Error("PackB: out of memory for ", floats * 4, " bytes");
-  if (n * k > 0) {
-    PackBPanels(b, trans_b ? 1 : ldb, trans_b ? ldb : 1, k, n, uk.nr,
-                const_cast<float*>(data.get()), k * uk.nr);
-  }
-  return PackedMatrixAccess::Make(k, n, uk.nr, uk.isa, /*is_a=*/false, std::move(data));
-}
-
-Expected<PackedMatrix> PackedMatrix::View(bool is_a, size_t rows, size_t cols, size_t panel,
-                                          IsaLevel isa, const float* data, size_t bytes,
-                                          std::shared_ptr<const void> owner) {
-  const char* what = is_a ? "packed A" : "packed B";
-  // 2^32 per dim keeps the size arithmetic below from wrapping before it is checked.
-  constexpr size_t kMaxDim = size_t{1} << 32;
-  if (rows == 0 || cols == 0 || rows > kMaxDim || cols > kMaxDim) {
-    return Status::Error(what, ": ", rows, " x ", cols, " is not a viewable shape");
-  }
-  if (static_cast<int>(isa) < static_cast<int>(IsaLevel::kScalar) ||
-      static_cast<int>(isa) > static_cast<int>(IsaLevel::kAvx512)) {
-    return Status::Error(what, ": unknown ISA level ", static_cast<int>(isa));
-  }
-  if (isa > ActiveIsa()) {
-    return Status::Error(what, ": packed for ", IsaName(isa), " but this process runs at most ",
-                         IsaName(ActiveIsa()), " (recompile the model for this machine)");
-  }
-  const GemmUkernel& uk = SelectGemmUkernel(isa);
-  // A: MR-row panels, or NR-row ones for the transposed product; B: NR-column panels.
-  const bool panel_ok = panel == uk.nr || (is_a && panel == uk.mr);
-  if (uk.isa != isa || !panel_ok) {
-    return Status::Error(what, ": panel width ", panel, " for ", IsaName(isa),
-                         " does not match the microkernel (", uk.name, " packs ",
-                         is_a ? StrCat(uk.mr, " or ", uk.nr) : StrCat(uk.nr), ")");
-  }
-  // The packers' layout: the outer dim (M for A, N for B) padded to whole panels, times K.
-  const size_t outer = is_a ? rows : cols, k = is_a ? cols : rows;
-  size_t floats = 0, need = 0;
-  if (__builtin_mul_overflow(DivUp(outer, panel) * panel, k, &floats) ||
-      __builtin_mul_overflow(floats, sizeof(float), &need)) {
-    return Status::Error(what, ": ", rows, " x ", cols, " is too large");
-  }
-  if (bytes != need) {
-    return Status::Error(what, ": ", rows, " x ", cols, " in panels of ", panel, " needs ", need,
-                         " bytes, but ", bytes, " were given");
-  }
-  if (!data || reinterpret_cast<uintptr_t>(data) % alignof(float) != 0) {
-    return Status::Error(what, ": the data pointer is null or not aligned to a float");
-  }
-  // Aliasing constructor: shares `owner`'s lifetime, points at the panels.
-  return PackedMatrixAccess::Make(rows, cols, panel, isa, is_a,
-                                  std::shared_ptr<const float>(std::move(owner), data));
 }
 
 Status SgemmPackedA(const PackedMatrix& a, size_t n, const float* b, size_t ldb, float* c,

@@ -1,0 +1,44 @@
+// Internal to kernels/gemm: what the driver (gemm.cc) and the packers of operands
+// (packed.cc) share. Not part of the library's interface.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/ukernel_table.h"
+
+namespace kiln::gemm {
+
+struct PackedMatrixAccess {
+  static PackedMatrix Make(size_t rows, size_t cols, size_t panel, IsaLevel isa, bool is_a,
+                           std::shared_ptr<const float> data) {
+    PackedMatrix p;
+    p.rows_ = rows;
+    p.cols_ = cols;
+    p.panel_ = panel;
+    p.isa_ = isa;
+    p.is_a_ = is_a;
+    p.data_ = std::move(data);
+    return p;
+  }
+  static bool IsA(const PackedMatrix& p) { return p.is_a_; }
+};
+
+// The transposed product reads its A (B^T) in place rather than packing it when each tile row
+// serves at most this many NR panels (M <= 4 NR before turning): the packing then costs more
+// than the reuse saves.
+constexpr size_t kInPlaceMaxPanels = 4;
+
+// Whether C^T = B^T * A^T should run instead of C = A * B (gemm.cc explains the model).
+// b_rows_plain: B is plain with contiguous rows.
+bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool b_rows_plain);
+
+// An error unless ld >= need.
+Status CheckLd(const char* what, size_t ld, size_t need);
+
+// The microkernel row for `isa` (capped by the CPU), or the best one.
+const GemmUkernel& KernelFor(const std::optional<IsaLevel>& isa);
+
+}  // namespace kiln::gemm
