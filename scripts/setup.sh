@@ -9,7 +9,7 @@ DEB_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  libflatbuffers-dev flatbuffers-compiler libxxhash-dev libcpuinfo-dev libpthreadpool-dev
+  libflatbuffers-dev flatbuffers-compiler libxxhash-dev libcpuinfo-dev
   clang libclang-rt-14-dev
   libopenblas-dev libblis-dev libdnnl-dev
   python3 python3-venv python3-pip python3-numpy python3-sklearn python3-torch python3-torchvision

@@ -1,5 +1,11 @@
-// A thin wrapper on pthreadpool with an exact thread count. With one thread no pool is created
-// and work runs inline on the caller. Kernels never start threads; they are handed a pool.
+// A thread pool with an exact thread count. With one thread no worker is started and work runs
+// inline on the caller. Kernels never start threads; they are handed a pool.
+//
+// Waiting threads spin only briefly, then sleep in the kernel (a futex). pthreadpool's spin for
+// about a million pauses: on a 2-core machine with other processes running, a 2-thread
+// MobileNetV2 took a median of 350 ms a run with it against 26 ms on one thread, as each
+// spinning thread burned the time slice its partner needed; with this pool, 33 ms. A thread
+// that slept is also scheduled promptly when it is woken.
 #pragma once
 
 #include <cstddef>
@@ -8,13 +14,11 @@
 
 #include "support/status.h"
 
-struct pthreadpool;
-
 namespace kiln {
 
 class ThreadPool {
  public:
-  // threads >= 1; the caller counts as one of them (pthreadpool's convention).
+  // threads >= 1; the caller counts as one of them (threads - 1 workers are started).
   static Expected<std::unique_ptr<ThreadPool>> Create(size_t threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -23,7 +27,11 @@ class ThreadPool {
   size_t threads() const { return threads_; }
 
   // Calls fn(i) for i in [0, n), spread over the pool; returns when all calls have returned.
-  // Calls from different threads into one pool are serialized by pthreadpool.
+  // Each thread starts on its own contiguous share of [0, n) and, when done, takes what is left
+  // of the others' (from their ends), so a late or descheduled thread delays no one. Which
+  // thread runs an index must not change a result: use per-index, not per-thread, scratch.
+  // Calls from different threads into one pool are serialized; a call from inside fn runs
+  // inline on the calling thread.
   template <class Fn>
   void ParallelFor(size_t n, Fn&& fn) {
     if (n == 0) return;
@@ -37,11 +45,12 @@ class ThreadPool {
   }
 
  private:
-  explicit ThreadPool(size_t threads, pthreadpool* pool) : threads_(threads), pool_(pool) {}
+  struct Impl;
+  ThreadPool(size_t threads, std::unique_ptr<Impl> impl);
   void Run(size_t n, void (*task)(void*, size_t), void* ctx);
 
   size_t threads_;
-  pthreadpool* pool_;  // null when threads_ == 1
+  std::unique_ptr<Impl> impl_;  // null when threads_ == 1
 };
 
 // ParallelFor on `pool`, or inline when pool is null.
