@@ -1,6 +1,6 @@
 // fp32 convolution drivers against the reference convolution (kernels/ref/conv.h) over padding,
 // stride, dilation, groups, batch, every algorithm that supports the shape, every epilogue,
-// threads 1 and 2, and every ISA level available (KILN_ISA lowers the top one).
+// threads 1, 2 and 3, and every ISA level available (KILN_ISA lowers the top one).
 #include "kernels/conv/conv.h"
 
 #include <gtest/gtest.h>
@@ -43,6 +43,7 @@ std::vector<IsaLevel> IsaLevels() {
 
 using kernel_test::Activate;
 using kernel_test::Random;
+using kernel_test::PoolOf;
 using kernel_test::TwoThreads;
 
 ConvParams P(size_t n, size_t c, size_t h, size_t w, size_t m, size_t kh, size_t kw,
@@ -97,6 +98,8 @@ std::vector<ConvParams> Shapes() {
       P(1, 24, 12, 12, 9, 5, 5, 1, 2),
       P(1, 3, 23, 23, 16, 7, 7, 2, 3),
       P(1, 3, 64, 61, 8, 7, 7, 2, 3),  // a stem over several im2col column blocks
+      P(1, 3, 45, 47, 16, 3, 3, 2, 1),   // 3 column blocks at 2 threads: GEMM split per block
+      P(2, 3, 40, 40, 16, 3, 3, 2, 1),   // 2 images of 2 blocks: a block per thread
       Asym(P(1, 4, 9, 20, 6, 3, 5), 0, 4, 0, 1, 1, 3),  // left padding wider than a stride
       P(1, 10, 7, 9, 12, 1, 3, 1, 1),
       P(1, 16, 9, 8, 32, 3, 1, 1, 1),
@@ -158,7 +161,7 @@ void RunCase(const Case& tc) {
   }
 
   RunOptions ro;
-  ro.pool = tc.threads > 1 ? TwoThreads() : nullptr;
+  ro.pool = PoolOf(tc.threads);
   ro.epilogue.bias_kind = tc.bias ? gemm::BiasKind::kPerRow : gemm::BiasKind::kNone;
   ro.epilogue.bias = tc.bias ? bias.data() : nullptr;
   ro.epilogue.activation = tc.act;
@@ -215,7 +218,7 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
     for (Algorithm algo : kAlgorithms) {
       if (!Supports(algo, p)) continue;
       for (IsaLevel isa : IsaLevels()) {
-        for (size_t threads : {1, 2}) {
+        for (size_t threads : {1, 2, 3}) {
           Case tc;
           tc.p = p;
           tc.algo = algo;

@@ -25,7 +25,7 @@ using gemm::Activation;
 using kernel_test::Activate;
 using kernel_test::IsaLevels;
 using kernel_test::Random;
-using kernel_test::TwoThreads;
+using kernel_test::PoolOf;
 
 std::string Describe(const DwConvParams& p, bool bias, Activation act, size_t threads,
                      IsaLevel isa) {
@@ -55,7 +55,7 @@ std::vector<float> Reference(const DwConvParams& p, const std::vector<float>& x,
 // Runs one case at every ISA level and thread count given; returns false after the first
 // mismatch (reported with the case).
 bool Check(const DwConvParams& p, bool with_bias, Activation act, std::mt19937& rng,
-           std::initializer_list<size_t> thread_counts = {1, 2}) {
+           std::initializer_list<size_t> thread_counts = {1, 2, 3}) {
   EXPECT_TRUE(DwConvSupported(p));
   const std::vector<float> x = Random(p.n * p.c * p.h * p.w, rng);
   const std::vector<float> w = Random(p.c * p.kh * p.kw, rng);
@@ -83,7 +83,7 @@ bool Check(const DwConvParams& p, bool with_bias, Activation act, std::mt19937& 
   for (IsaLevel isa : IsaLevels()) {
     for (size_t threads : thread_counts) {
       std::vector<float> y(want.size());
-      ThreadPool* pool = threads == 2 ? TwoThreads() : nullptr;
+      ThreadPool* pool = PoolOf(threads);
       Status st;
       if (cb == 1) {
         st = DwConv(p, x.data(), w.data(), bias, ep, y.data(), pool, isa);

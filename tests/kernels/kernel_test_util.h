@@ -28,6 +28,14 @@ inline ThreadPool* TwoThreads() {
   return pool.get();
 }
 
+// A pool of exactly `threads` threads (1, 2 or 3; null for 1), kept for the whole test binary.
+// Three threads split work unevenly, as two do not.
+inline ThreadPool* PoolOf(size_t threads) {
+  static std::unique_ptr<ThreadPool> three = std::move(ThreadPool::Create(3).value());
+  if (threads == 2) return TwoThreads();
+  return threads == 3 ? three.get() : nullptr;
+}
+
 // Exactly n floats in [-1, 1], so that ASan catches a read past the last element.
 inline std::vector<float> Random(size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

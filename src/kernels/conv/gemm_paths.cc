@@ -9,6 +9,7 @@
 // (K x nb floats) stays in L2 while the GEMM packs it; threads take whole blocks when there are
 // enough of them, else the GEMM splits each block over the pool.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -19,11 +20,22 @@ namespace {
 
 size_t GemmK(const ConvParams& p) { return p.c / p.groups * p.kh * p.kw; }
 
-size_t ColumnBlock(const PreparedConv& conv) {
+// Output positions per column block. With several threads the blocks are made small enough
+// that there are about four per thread (not below 256 columns): each thread then builds its own
+// columns. With one block per GEMM split over the threads instead, the im2col of each block ran
+// on the calling thread alone, and a 3x3 stem (K = 27, so the copy is a large share of the work)
+// gained nothing from a second thread.
+size_t ColumnBlock(const PreparedConv& conv, size_t threads) {
   const ConvParams& p = conv.params();
   const size_t ohw = p.out_h() * p.out_w();
   size_t nb = GetCpuInfo().l2_bytes / 2 / (sizeof(float) * GemmK(p));
   nb = std::clamp<size_t>(nb / 64 * 64, 256, 4096);
+  if (threads > 1) {
+    const size_t per_image = p.n * p.groups;
+    const size_t want_blocks = (4 * threads + per_image - 1) / per_image;
+    const size_t small = (ohw + want_blocks - 1) / want_blocks;
+    nb = std::min(nb, std::max<size_t>(256, (small + 63) / 64 * 64));
+  }
   return std::min(nb, ohw);
 }
 
@@ -124,9 +136,10 @@ Status PrepareGemm(const float* weights, PreparedConv* conv) {
   const size_t mg = p.m / p.groups, k = GemmK(p);
   // The N of each product: all output pixels (1x1) or a column block (im2col). Few or odd pixel
   // counts (7x7 = 49 = 32 + 17) get panels for the transposed product, whose vector lanes lie
-  // along the output channels instead.
+  // along the output channels instead. (The thread count is not known here; several threads
+  // take smaller blocks, but never below 256 columns, so the choice holds.)
   const size_t n_hint = A::algorithm(*conv) == Algorithm::kGemm1x1 ? p.out_h() * p.out_w()
-                                                                   : ColumnBlock(*conv);
+                                                                   : ColumnBlock(*conv, 1);
   A::packed(*conv).clear();
   for (size_t g = 0; g < p.groups; ++g) {
     KILN_ASSIGN_OR_RETURN(gemm::PackedMatrix packed, gemm::PackA(mg, k, weights + g * mg * k, k,
@@ -159,19 +172,21 @@ Status RunGemm1x1(const PreparedConv& conv, const float* x, float* y, const RunO
 }
 
 size_t Im2colWorkspace(const PreparedConv& conv, size_t threads) {
-  return threads * GemmK(conv.params()) * ColumnBlock(conv);
+  return threads * GemmK(conv.params()) * ColumnBlock(conv, threads);
 }
 
 Status RunIm2colGemm(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
                      float* workspace) {
   const ConvParams& p = conv.params();
   const size_t cg = p.c / p.groups, mg = p.m / p.groups, k = GemmK(p);
-  const size_t ohw = p.out_h() * p.out_w(), nb = ColumnBlock(conv);
+  const size_t threads = ThreadCount(o.pool);
+  const size_t ohw = p.out_h() * p.out_w(), nb = ColumnBlock(conv, threads);
   const size_t blocks = (ohw + nb - 1) / nb, items = p.n * p.groups * blocks;
   const auto& packed = PreparedConvAccess::packed(conv);
-  const size_t threads = ThreadCount(o.pool);
-  // Whole blocks per thread when there are enough to balance; else one at a time, GEMM threaded.
-  const bool by_item = threads == 1 || items >= 4 * threads;
+  // Whole blocks per thread when there are enough to balance (or they divide evenly); else one
+  // at a time, GEMM threaded.
+  const bool by_item =
+      threads == 1 || items >= 4 * threads || (items >= threads && items % threads == 0);
   auto run_item = [&](size_t item, float* col, ThreadPool* pool) -> Status {
     const size_t b = item % blocks, g = item / blocks % p.groups, n = item / blocks / p.groups;
     const size_t j0 = b * nb, cols = std::min(nb, ohw - j0);
@@ -186,9 +201,13 @@ Status RunIm2colGemm(const PreparedConv& conv, const float* x, float* y, const R
   // The first error, if any; kept without a per-thread vector so a run allocates nothing.
   std::mutex mu;
   Status first;
+  // Each pool index owns one column buffer and claims items until none are left, so a thread
+  // that starts late (or is descheduled) leaves its items to the others rather than holding a
+  // fixed share. Which buffer an item is built in does not change its result.
+  std::atomic<size_t> next{0};
   ParallelFor(o.pool, threads, [&](size_t t) {
     float* col = workspace + t * k * nb;
-    for (size_t i = items * t / threads; i < items * (t + 1) / threads; ++i) {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
       Status s = run_item(i, col, nullptr);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
