@@ -38,6 +38,12 @@ ThreadPool* TwoThreads() {
   return pool.get();
 }
 
+ThreadPool* PoolOf(size_t threads) {
+  static std::unique_ptr<ThreadPool> three = std::move(ThreadPool::Create(3).value());
+  if (threads == 2) return TwoThreads();
+  return threads == 3 ? three.get() : nullptr;
+}
+
 // Exactly (rows - 1) * ld + cols floats, so that ASan catches a read past the last element.
 std::vector<float> RandomMatrix(size_t rows, size_t cols, size_t ld, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -112,7 +118,7 @@ void RunCase(const Case& tc) {
   o.epilogue.activation = tc.act;
   o.epilogue.clip_min = -0.25f;
   o.epilogue.clip_max = 0.5f;
-  o.pool = tc.threads > 1 ? TwoThreads() : nullptr;
+  o.pool = PoolOf(tc.threads);
   o.isa = tc.isa;
   o.blocking = tc.blocking;
   o.orientation = tc.orient;
@@ -228,13 +234,15 @@ TEST(Gemm, StridesAndTransposes) {
 
 TEST(Gemm, PackedOperands) {
   // {16, 1000, 64} and {300, 20, 129} are big enough for two threads and split along the side
-  // the packed operand is not prepacked for (N with packed A, M with packed B).
+  // the packed operand is not prepacked for (N with packed A, M with packed B). {48, 1, 1152}
+  // and {440, 1, 110} are squeeze-excitation 1x1 convolutions: N == 1 on a packed A, threaded.
   const size_t shapes[][3] = {{1, 1, 1},      {1, 100, 129},  {13, 17, 7},    {64, 129, 100},
-                              {129, 64, 31},  {200, 3, 300},  {16, 1000, 64}, {300, 20, 129}};
+                              {129, 64, 31},  {200, 3, 300},  {16, 1000, 64}, {300, 20, 129},
+                              {48, 1, 1152},  {440, 1, 110}};
   for (IsaLevel isa : IsaLevels()) {
     for (const auto& s : shapes) {
       for (auto path : {Case::kPackedA, Case::kPackedB}) {
-        for (size_t threads : {1, 2}) {
+        for (size_t threads : {1, 2, 3}) {
           for (bool trans : {false, true}) {
             Case tc;
             tc.m = s[0], tc.n = s[1], tc.k = s[2];

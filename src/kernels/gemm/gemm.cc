@@ -358,8 +358,11 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   const size_t m_tiles = DivUp(pb.m, mr), n_tiles = DivUp(pb.n, nr);
   size_t threads = ThreadCount(pool);
-  // Below ~64^3 multiply-adds a second thread costs more to wake than it saves.
-  if (static_cast<double>(pb.m) * pb.n * pb.k < 262144.0) threads = 1;
+  // Below ~64^3 multiply-adds a second thread costs more to wake than it saves. Counted in whole
+  // tiles, as the microkernel computes them: a matrix-vector product on a prepacked A (the 1x1
+  // convolutions of squeeze-excitation blocks, 48 x 1 x 1152) does MR x NR tiles of work per K
+  // step, and took 20-36 us on one thread.
+  if (static_cast<double>(RoundUp(pb.m, mr)) * RoundUp(pb.n, nr) * pb.k < 262144.0) threads = 1;
   const bool split_n = SplitN(pb, m_tiles, n_tiles, threads);
   const size_t tiles = split_n ? n_tiles : m_tiles;
   threads = std::min(threads, tiles);
