@@ -284,6 +284,14 @@ class ConcatKernel final : public StepKernel {
       // The planner placed this input in its range of the output (InputRangesInOutput).
       if (r > 0 && src != dst) std::memcpy(dst, src, r);
     };
+    // Inputs the planner placed in their ranges of the output (DenseNet's, every one) need no
+    // copy; when none needs one, the pool is not woken at all.
+    bool any = false;
+    for (size_t i = 0; i < k && !any; ++i) {
+      const size_t a = listed ? at[i] : 0;
+      any = !listed || static_cast<const void*>(yb + a) != args.inputs[i]->raw();
+    }
+    if (!any) return Status::Ok();
     const size_t threads = ThreadCount(args.pool);
     if (y->nbytes() < kParallelBytes || threads == 1) {
       for (size_t o = 0; o < outer; ++o)
