@@ -3,12 +3,13 @@
 // same thread count (BENCHMARKING.md).
 //
 //   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure] [--algo A] [--vs B]
-//              [--set 3x3] [--cpu-time]
+//              [--set 3x3] [--cpu-time] [--blocked]
 //
 // --algo forces kiln's algorithm (auto, im2col_gemm, direct_nchwc, winograd, ...); --vs B times a
 // second kiln algorithm B in the same loop (A B onednn A B onednn ...) and prints vs=GFLOP/s and
 // vs_best_ratio = min time of B / min time of A (> 1: A is faster). --set 3x3 runs the 3x3
 // stride-1 layers of ResNet-18/50, DenseNet-121 and GoogLeNet instead.
+// --blocked runs depthwise layers on NCHWc.
 //
 // Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
 // (2 * N * M * C/groups * KH * KW * OH * OW / median time), then the ratio, kiln's algorithm and
@@ -271,7 +272,7 @@ int Main(int argc, char** argv) {
   int threads = 1;
   double seconds = 0.3;
   std::string filter;
-  bool measure = false;
+  bool measure = false, blocked = false;
   conv::Algorithm algo = conv::Algorithm::kAuto, vs = conv::Algorithm::kAuto;
   bool has_vs = false, set3x3 = false;
   for (int i = 1; i < argc; ++i) {
@@ -291,12 +292,14 @@ int Main(int argc, char** argv) {
     } else if (a == "--vs" && i + 1 < argc) {
       vs = ParseAlgorithm(argv[++i]);
       has_vs = true;
+    } else if (a == "--blocked") {
+      blocked = true;
     } else if (a == "--set" && i + 1 < argc) {
       set3x3 = std::string(argv[++i]) == "3x3";
     } else {
       std::fprintf(stderr,
                    "usage: bench_conv [--threads N] [--seconds S] [--filter S] [--measure] "
-                   "[--algo A] [--vs B] [--set 3x3]\n");
+                   "[--algo A] [--vs B] [--set 3x3] [--blocked]\n");
       return 2;
     }
   }
@@ -334,6 +337,9 @@ int Main(int argc, char** argv) {
     if (measure) {
       auto a = conv::MeasureAlgorithm(p, tp);
       if (a.ok()) po.algorithm = *a;
+    }
+    if (blocked && conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, ActiveIsa())) {
+      po.layout = conv::Layout::kNchwc;
     }
     auto prepared = conv::PrepareConv(p, w.data(), po);
     if (!prepared.ok()) {

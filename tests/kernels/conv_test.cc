@@ -118,6 +118,9 @@ std::vector<ConvParams> Shapes() {
       P(1, 15, 9, 11, 25, 3, 3, 1, 1, 1, 5),
       P(1, 12, 11, 17, 6, 5, 5, 1, 2, 1, 3),
       Asym(P(1, 18, 13, 29, 12, 3, 3, 1, 0, 1, 3), 1, 2, 0, 3, 2, 3),
+      Asym(P(1, 21, 9, 13, 21, 3, 3, 1, 0, 1, 21), 0, 2, 1, 0, 2, 1),  // odd depthwise, asym
+      P(2, 32, 7, 7, 32, 7, 7, 1, 3, 1, 32),                            // the largest blocked dw
+      P(1, 16, 13, 15, 20, 1, 1),  // a 1x1 over more pixels than one NCHWc chunk (96)
   };
 }
 
@@ -128,9 +131,11 @@ struct Case {
   size_t threads = 1;
   bool bias = false;
   gemm::Activation act = gemm::Activation::kNone;
+  Layout layout = Layout::kNchw;  // kNchwc: a blocked depthwise
 
   std::string Describe() const {
     return StrCat(p.Describe(), " algo=", AlgorithmName(algo), " isa=", IsaName(isa),
+                  layout == Layout::kNchwc ? " blocked" : "",
                   " threads=", threads, " bias=", bias, " act=", gemm::ActivationName(act));
   }
 };
@@ -153,11 +158,15 @@ void RunCase(const Case& tc) {
   PrepareOptions po;
   po.algorithm = tc.algo;
   po.isa = tc.isa;
+  po.layout = tc.layout;
   Expected<PreparedConv> conv = PrepareConv(p, w.data(), po);
   ASSERT_TRUE(conv.ok()) << conv.status().message();
   EXPECT_EQ(conv->isa(), tc.isa);
   if (tc.algo != Algorithm::kAuto) {
     EXPECT_EQ(conv->algorithm(), tc.algo);
+  }
+  if (tc.layout == Layout::kNchwc) {
+    EXPECT_EQ(conv->block(), SelectConvNchwcUkernel(tc.isa).block);
   }
 
   RunOptions ro;
@@ -218,17 +227,23 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
     for (Algorithm algo : kAlgorithms) {
       if (!Supports(algo, p)) continue;
       for (IsaLevel isa : IsaLevels()) {
-        for (size_t threads : {1, 2, 3}) {
-          Case tc;
-          tc.p = p;
-          tc.algo = algo;
-          tc.isa = isa;
-          tc.threads = threads;
-          tc.bias = variant % 3 != 0;
-          tc.act = kActivations[variant % std::size(kActivations)];
-          ++variant;
-          RunCase(tc);
-          if (HasFatalFailure()) return;
+        for (Layout layout : {Layout::kNchw, Layout::kNchwc}) {
+          if (layout == Layout::kNchwc &&
+              (algo != Algorithm::kDepthwise || !SupportsBlocked(algo, p, isa)))
+            continue;
+          for (size_t threads : {1, 2, 3}) {
+            Case tc;
+            tc.p = p;
+            tc.algo = algo;
+            tc.isa = isa;
+            tc.threads = threads;
+            tc.layout = layout;
+            tc.bias = variant % 3 != 0;
+            tc.act = kActivations[variant % std::size(kActivations)];
+            ++variant;
+            RunCase(tc);
+            if (HasFatalFailure()) return;
+          }
         }
       }
     }
@@ -242,13 +257,17 @@ TEST(Conv, EveryActivationOnEachAlgorithm) {
     for (Algorithm algo : kAlgorithms) {
       if (!Supports(algo, p)) continue;
       for (gemm::Activation act : kActivations) {
-        Case tc;
-        tc.p = p;
-        tc.algo = algo;
-        tc.isa = ActiveIsa();
-        tc.bias = true;
-        tc.act = act;
-        RunCase(tc);
+        for (Layout layout : {Layout::kNchw, Layout::kNchwc}) {
+          if (layout == Layout::kNchwc && algo != Algorithm::kDepthwise) continue;
+          Case tc;
+          tc.p = p;
+          tc.algo = algo;
+          tc.isa = ActiveIsa();
+          tc.bias = true;
+          tc.act = act;
+          tc.layout = layout;
+          RunCase(tc);
+        }
       }
     }
   }
@@ -398,6 +417,42 @@ TEST(Conv, LayoutRoundTrip) {
     NchwcToNchw(n, c, h, w, block, xc.data(), back.data());
     EXPECT_EQ(back, x);
   }
+}
+
+TEST(Conv, BlockedDepthwisePrepareAndView) {
+  const ConvParams p = P(1, 32, 9, 9, 32, 3, 3, 1, 1, 1, 32);
+  const std::vector<float> w(32 * 9, 0.5f);
+  PrepareOptions po;
+  po.algorithm = Algorithm::kDepthwise;
+  po.layout = Layout::kNchwc;
+  // Dilation and windows past 7x7 have no blocked kernel: a clear error, not a wrong answer.
+  EXPECT_FALSE(PrepareConv(P(1, 32, 9, 9, 32, 3, 3, 1, 2, 2, 32), w.data(), po).ok());
+  const std::vector<float> big(32 * 81, 0.5f);
+  EXPECT_FALSE(SupportsBlocked(Algorithm::kDepthwise, P(1, 32, 9, 9, 32, 9, 9, 1, 4, 1, 32),
+                               ActiveIsa()));
+  EXPECT_FALSE(PrepareConv(P(1, 32, 9, 9, 32, 9, 9, 1, 4, 1, 32), big.data(), po).ok());
+  EXPECT_FALSE(SupportsBlocked(Algorithm::kGemm1x1, P(1, 16, 4, 4, 16, 1, 1), ActiveIsa()));
+  Expected<PreparedConv> conv = PrepareConv(p, w.data(), po);
+  ASSERT_TRUE(conv.ok()) << conv.status().message();
+  ASSERT_EQ(conv->layout(), Layout::kNchwc);
+  PreparedConvParts parts;
+  parts.params = p;
+  parts.algorithm = Algorithm::kDepthwise;
+  parts.isa = conv->isa();
+  parts.weights = conv->weights();
+  parts.weight_floats = conv->weight_floats();
+  for (size_t block : {size_t{1}, conv->block()}) {
+    parts.block = block;
+    Expected<PreparedConv> view = ViewPreparedConv(parts, nullptr);
+    ASSERT_TRUE(view.ok()) << view.status().message();
+    EXPECT_EQ(view->block(), block);
+  }
+  parts.block = 4;
+  EXPECT_FALSE(ViewPreparedConv(parts, nullptr).ok());
+  parts.block = conv->block();
+  parts.params.dilation_h = 2;
+  parts.params.pad_top = parts.params.pad_bottom = 2;
+  EXPECT_FALSE(ViewPreparedConv(parts, nullptr).ok());
 }
 
 TEST(Conv, Errors) {

@@ -138,6 +138,13 @@ bool Supports(Algorithm a, const ConvParams& p) {
   return false;
 }
 
+bool SupportsBlocked(Algorithm a, const ConvParams& p, IsaLevel isa) {
+  if (!Supports(a, p)) return false;
+  if (a == Algorithm::kDirectNchwc) return true;
+  return a == Algorithm::kDepthwise &&
+         DepthwiseBlockedSupported(p, SelectConvNchwcUkernel(Capped(isa)).block);
+}
+
 Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
   if (p.groups > 1 && Supports(Algorithm::kDepthwise, p)) return Algorithm::kDepthwise;
   // A group's GEMM (M/g x C/g*KH*KW) is too small for a register tile below about 32 channels
@@ -224,8 +231,13 @@ Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts,
                          " but this process runs at most ", IsaName(ActiveIsa()),
                          " (recompile the model for this machine)");
   }
-  const size_t want_block =
-      parts.algorithm == Algorithm::kDirectNchwc ? SelectConvNchwcUkernel(parts.isa).block : 1;
+  const size_t nchwc_block = SelectConvNchwcUkernel(parts.isa).block;
+  size_t want_block = parts.algorithm == Algorithm::kDirectNchwc ? nchwc_block : 1;
+  // A blocked depthwise conv is blocked like the direct one; a plain one has block 1.
+  if (parts.algorithm == Algorithm::kDepthwise && parts.block != 1 &&
+      DepthwiseBlockedSupported(p, nchwc_block)) {
+    want_block = nchwc_block;
+  }
   if (parts.block != want_block) {
     return Status::Error("conv: ", AlgorithmName(parts.algorithm), " at ", IsaName(parts.isa),
                          " uses channel block ", want_block, ", not ", parts.block);
@@ -306,6 +318,12 @@ Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,
       KILN_RETURN_IF_ERROR(PrepareDirectNchwc(weights, &conv));
       break;
     case Algorithm::kDepthwise:
+      if (options.layout == Layout::kNchwc) {
+        if (!SupportsBlocked(algo, p, A::isa(conv))) {
+          return Status::Error("conv: depthwise cannot run channel-blocked: ", p.Describe());
+        }
+        A::block(conv) = SelectConvNchwcUkernel(A::isa(conv)).block;
+      }
       KILN_RETURN_IF_ERROR(PrepareDepthwise(weights, &conv));
       break;
     case Algorithm::kWinograd:

@@ -9,7 +9,8 @@
 //                L2) and multiplied by the prepacked W; any padding, stride, dilation and groups.
 //   kDirectNchwc direct convolution on the channel-blocked layout NCHWc (c = 8 for scalar and
 //                AVX2, 16 for AVX-512; see layout.h); groups == 1. Input and output are NCHWc.
-//   kDepthwise   groups == C == M: dwconv's row microkernels (a portable loop for dilations).
+//   kDepthwise   groups == C == M: dwconv's row microkernels (a portable loop for dilations), on
+//                NCHW, or on NCHWc when prepared with PrepareOptions::layout = kNchwc.
 //   kWinograd    3x3, stride 1, dilation 1, groups 1: Winograd F(4x4, 3x3) (kernels/winograd),
 //                NCHW; 36 packed U matrices (M x C each) as the prepared weights. About 4x fewer
 //                multiplies than the direct sum, at a larger rounding error (winograd.h).
@@ -82,6 +83,10 @@ enum class Layout {
 // Whether `a` can run `p` (kAuto: always).
 bool Supports(Algorithm a, const ConvParams& p);
 
+// Whether `a` can run `p` on NCHWc at `isa` (block SelectConvNchwcUkernel(isa).block):
+// kDirectNchwc always, kDepthwise for the windows dwconv's blocked kernels take.
+bool SupportsBlocked(Algorithm a, const ConvParams& p, IsaLevel isa);
+
 // The cost model: kDepthwise for depthwise layers, kGroupedDirect for other grouped windows with
 // at most 32 channels per group (SIMD ISAs), kGemm1x1 for unpadded 1x1 (any stride),
 // kWinograd for 3x3 stride-1 layers with C, M >= 32 and outputs of 14x14 or more on a SIMD ISA
@@ -93,6 +98,9 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa);
 struct PrepareOptions {
   Algorithm algorithm = Algorithm::kAuto;  // kAuto: ChooseAlgorithm
   std::optional<IsaLevel> isa;             // caps the ISA below ActiveIsa()
+  // kNchwc: run kDepthwise channel-blocked (SupportsBlocked must hold). kDirectNchwc is always
+  // NCHWc and the GEMM algorithms always NCHW, whatever this says.
+  Layout layout = Layout::kNchw;
 };
 
 class PreparedConv {

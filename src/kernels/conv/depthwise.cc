@@ -1,5 +1,6 @@
 // kDepthwise: groups == C == M, one filter per channel. Shapes that dwconv::DwConv handles go to
-// its row microkernels; the rest (dilation) to a portable loop nest with the window clipped per
+// its row microkernels (NCHW, or NCHWc when prepared blocked: block() > 1, whose shapes prepare
+// and ViewPreparedConv checked); the rest (dilation, NCHW only) to a portable loop nest with the window clipped per
 // row and column, whose work items are (image, channel) planes.
 #include <algorithm>
 #include <cstring>
@@ -11,7 +12,7 @@
 namespace kiln::conv {
 namespace {
 
-dwconv::DwConvParams ToDw(const ConvParams& p) {
+dwconv::DwConvParams ToDw(const ConvParams& p, size_t block) {
   dwconv::DwConvParams d;
   d.n = p.n;
   d.c = p.c;
@@ -27,10 +28,15 @@ dwconv::DwConvParams ToDw(const ConvParams& p) {
   d.pad_right = p.pad_right;
   d.dilation_h = p.dilation_h;
   d.dilation_w = p.dilation_w;
+  d.channel_block = block;
   return d;
 }
 
 }  // namespace
+
+bool DepthwiseBlockedSupported(const ConvParams& p, size_t block) {
+  return block > 1 && dwconv::DwConvSupported(ToDw(p, block));
+}
 
 Status PrepareDepthwise(const float* weights, PreparedConv* conv) {
   using A = PreparedConvAccess;
@@ -44,8 +50,8 @@ Status PrepareDepthwise(const float* weights, PreparedConv* conv) {
 
 Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o) {
   const ConvParams& p = conv.params();
-  const dwconv::DwConvParams dw = ToDw(p);
-  if (dwconv::DwConvSupported(dw)) {
+  const dwconv::DwConvParams dw = ToDw(p, conv.block());
+  if (conv.block() > 1 || dwconv::DwConvSupported(dw)) {  // blocked: checked at prepare
     return dwconv::DwConv(dw, x, PreparedConvAccess::weights(conv), nullptr, o.epilogue, y, o.pool,
                           conv.isa());
   }

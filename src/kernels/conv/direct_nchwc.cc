@@ -1,5 +1,5 @@
 // kDirectNchwc: direct convolution on NCHWc (groups == 1). Work items are (image, pair of output
-// channel blocks, output row); each item clips the window to the input once for its row and
+// channel blocks, output row, chunk of the row); each item clips the window to the input once for its row and
 // once per run of output columns with the same clipped taps (the interior is one run), so the
 // microkernel never reads padding and the input needs no padded copy.
 #include <algorithm>
@@ -58,14 +58,26 @@ Status PrepareDirectNchwc(const float* weights, PreparedConv* conv) {
 }
 
 Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o) {
-  const ConvParams& p = conv.params();
+  ConvParams p = conv.params();
   const ConvNchwcUkernel& uk = SelectConvNchwcUkernel(conv.isa());
   const size_t c = uk.block;
   if (c != conv.block()) return Status::Error("conv: NCHWc block changed since prepare");
+  // An unpadded 1x1 at stride 1 is a GEMM over the pixels: its input and output planes are one
+  // row of H * W pixels each, so a tile fills its 12 or 24 columns even on 7x7 planes (a row of
+  // 7 would leave most of the tile empty), cut into chunks of whole tiles for the threads.
+  size_t chunk_w = 0;  // 0: one work item per output row
+  if (p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+      p.pad_left == 0 && p.pad_bottom == 0 && p.pad_right == 0) {
+    p.w *= p.h;
+    p.h = 1;
+    chunk_w = 96;
+  }
   const size_t cb_n = (p.c + c - 1) / c, mb_n = (p.m + c - 1) / c;
   const size_t oh_n = p.out_h(), ow_n = p.out_w();
+  const size_t chunk = chunk_w == 0 ? ow_n : std::min(chunk_w, ow_n);
+  const size_t chunks = (ow_n + chunk - 1) / chunk;
   const size_t pairs = (mb_n + uk.max_oc_blocks - 1) / uk.max_oc_blocks;
-  const size_t items = p.n * pairs * oh_n;
+  const size_t items = p.n * pairs * oh_n * chunks;
   const Clamp clamp = ClampOf(o.epilogue);
   const float* bias = o.epilogue.bias_kind == gemm::BiasKind::kPerRow ? o.epilogue.bias : nullptr;
   const float* weights = PreparedConvAccess::weights(conv);
@@ -87,7 +99,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   ParallelFor(o.pool, threads, [&](size_t t) {
     float bias_tail[64];  // bias of a pair of blocks that runs past M, zero-padded
     for (size_t item = items * t / threads; item < items * (t + 1) / threads; ++item) {
-      const size_t oh = item % oh_n, pair = item / oh_n % pairs, n = item / oh_n / pairs;
+      const size_t part = item % chunks, oh = item / chunks % oh_n;
+      const size_t pair = item / chunks / oh_n % pairs, n = item / chunks / oh_n / pairs;
       const size_t ob0 = pair * uk.max_oc_blocks;
       const size_t nob = std::min(uk.max_oc_blocks, mb_n - ob0);
       ukernels::F32ConvNchwcParams k = base;
@@ -105,15 +118,16 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       size_t kh_lo, kh_hi;
       ClipTaps(ih0, p.kh, p.dilation_h, p.h, &kh_lo, &kh_hi);
       const float* x_n = x + n * cb_n * p.h * p.w * c;
-      size_t ow = 0;
-      while (ow < ow_n) {
+      const size_t ow0 = part * chunk, ow1 = std::min(ow_n, ow0 + chunk);
+      size_t ow = ow0;
+      while (ow < ow1) {
         auto start = [&](size_t col) {
           return static_cast<ptrdiff_t>(col * p.stride_w) - static_cast<ptrdiff_t>(p.pad_left);
         };
         size_t kw_lo, kw_hi;
         ClipTaps(start(ow), p.kw, p.dilation_w, p.w, &kw_lo, &kw_hi);
         size_t end = ow + 1;
-        while (end < ow_n) {
+        while (end < ow1) {
           size_t lo, hi;
           ClipTaps(start(end), p.kw, p.dilation_w, p.w, &lo, &hi);
           if (lo != kw_lo || hi != kw_hi) break;
@@ -135,7 +149,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
         ow = end;
       }
       for (size_t ob = 0; ob < nob; ++ob) {
-        ApplyVectorActivation(o.epilogue, conv.isa(), y_row + ob * base.out_ob_stride, ow_n * c);
+        ApplyVectorActivation(o.epilogue, conv.isa(),
+                              y_row + ob * base.out_ob_stride + ow0 * c, (ow1 - ow0) * c);
       }
     }
   });

@@ -50,7 +50,8 @@ Status RunIm2colGemm(const PreparedConv& conv, const float* x, float* y, const R
 Status PrepareDirectNchwc(const float* weights, PreparedConv* conv);
 Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
 
-// kDepthwise: W copied as given.
+// kDepthwise: W copied as given; block() > 1 runs dwconv's NCHWc kernels.
+bool DepthwiseBlockedSupported(const ConvParams& p, size_t block);
 Status PrepareDepthwise(const float* weights, PreparedConv* conv);
 Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
 
