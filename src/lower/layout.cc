@@ -3,9 +3,11 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_ukernels.h"
 
 namespace kiln::lower {
 namespace {
@@ -20,7 +22,7 @@ constexpr int kNone = -1;
 // How a step relates to the blocked layout.
 enum class StepKind {
   kPlain,     // reads and writes NCHW only
-  kConv,      // a kDirectNchwc conv: either side may be blocked
+  kConv,      // a conv on NCHWc: either side may be blocked
   kAgnostic,  // elementwise over same-shape values: runs on either layout, all sides alike
 };
 
@@ -28,12 +30,13 @@ bool SameShape(const ValueInfo& a, const ValueInfo& b) {
   return a.rank_known && b.rank_known && a.dims == b.dims && a.dim_params == b.dim_params;
 }
 
-// The block of a conv step that convolves on NCHWc, or 0.
+// The block of a conv step that convolves on NCHWc (direct, or depthwise prepared blocked), or 0.
 int64_t ConvBlock(const Step& s) {
   if (s.kernel != "conv2d" || s.inputs.size() != 1 || s.outputs.size() != 1) return 0;
   auto algo = s.params.strings.find("algorithm");
   if (algo == s.params.strings.end() ||
-      algo->second != conv::AlgorithmName(conv::Algorithm::kDirectNchwc))
+      (algo->second != conv::AlgorithmName(conv::Algorithm::kDirectNchwc) &&
+       algo->second != conv::AlgorithmName(conv::Algorithm::kDepthwise)))
     return 0;
   const int64_t block = s.params.IntOr("block", 1);
   return block > 1 ? block : 0;
@@ -227,6 +230,154 @@ Status PlanBlockedLayout(Module& m, LayoutReport* report) {
     report->reorders = reorders;
   }
   return Status::Ok();
+}
+
+namespace {
+
+// The IR side of ChooseBlockedConvs: node kinds as PlanBlockedLayout will see their steps.
+bool IrSameShape(const ir::Value* a, const ir::Value* b) {
+  return a && b && a->type.dtype == b->type.dtype && a->type.shape && b->type.shape &&
+         *a->type.shape == *b->type.shape;
+}
+
+// Unary elementwise ops that lower to "eltwise_unary" (native_eltwise.cc); a miss only costs a
+// reorder, since the module plan decides from the steps actually emitted.
+bool IrUnaryEltwise(const ir::Node& n) {
+  static const char* const kOnnx[] = {"Relu",  "Sigmoid",   "Tanh",      "Exp",        "Log",
+                                      "Neg",   "Abs",       "Sqrt",      "Erf",        "HardSwish",
+                                      "Clip",  "LeakyRelu", "HardSigmoid", "Gelu"};
+  static const char* const kKiln[] = {"Silu", "HardSwish", "Gelu", "FusedElementwise"};
+  const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
+  if (!onnx && n.domain != "kiln") return false;
+  for (const char* op : onnx ? std::span<const char* const>(kOnnx)
+                             : std::span<const char* const>(kKiln))
+    if (n.op_type == op) return true;
+  return false;
+}
+
+// A float value with static [N, C, H, W] (N may be symbolic) whose C fills whole blocks.
+bool IrBlockable(const ir::Value* v, int64_t block) {
+  if (!v || v->constant || v->type.dtype != DType::kFloat32 || !v->type.shape ||
+      v->type.shape->size() != 4)
+    return false;
+  for (size_t i = 1; i < 4; ++i)
+    if (!(*v->type.shape)[i].is_static() || (*v->type.shape)[i].value < 1) return false;
+  return (*v->type.shape)[1].value % block == 0;
+}
+
+// Whether `n` is a Conv that can run on NCHWc without wasting padded input channels: a dense
+// conv (group 1) or a depthwise one (group == C == M) within dwconv's blocked windows.
+bool IrBlockableConv(const ir::Node& n, int64_t block) {
+  const bool conv = (n.domain.empty() && n.op_type == "Conv") ||
+                    (n.domain == "kiln" && n.op_type == "FusedConv");
+  if (!conv || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 || !n.has_output(0))
+    return false;
+  const ir::Value* x = n.inputs[0];
+  const ir::Value* w = n.inputs[1];
+  if (!IrBlockable(x, block) || !w->constant || w->constant->dims().size() != 4) return false;
+  const std::vector<int64_t>& wd = w->constant->dims();
+  const int64_t c = (*x->type.shape)[1].value;
+  ir::AttrReader r(n);
+  const int64_t group = r.Int("group", 1);
+  const std::vector<int64_t> dilations = r.Ints("dilations", {1, 1});
+  if (!r.status().ok()) return false;
+  if (group == 1) return true;
+  // dwconv's blocked kernels: windows up to 7x7, no dilation (conv::SupportsBlocked decides).
+  return group == c && wd[0] == c && wd[1] == 1 && wd[2] <= 7 && wd[3] <= 7 &&
+         dilations == std::vector<int64_t>{1, 1};
+}
+
+}  // namespace
+
+std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLevel isa) {
+  std::unordered_set<const ir::Node*> chosen;
+  if (isa < IsaLevel::kAvx2) return chosen;
+  const auto block = static_cast<int64_t>(conv::SelectConvNchwcUkernel(isa).block);
+  std::unordered_map<const ir::Value*, int> id;
+  std::vector<const ir::Value*> values;
+  auto index = [&](const ir::Value* v) {
+    auto [it, added] = id.emplace(v, static_cast<int>(values.size()));
+    if (added) values.push_back(v);
+    return it->second;
+  };
+  const size_t n_nodes = g.nodes().size();
+  std::vector<StepKind> kind(n_nodes, StepKind::kPlain);
+  std::unordered_map<const ir::Node*, size_t> node_index;
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const ir::Node& n = *g.nodes()[i];
+    node_index[&n] = i;
+    for (const ir::Value* v : n.inputs)
+      if (v) index(v);
+    for (const ir::Value* v : n.outputs)
+      if (v) index(v);
+    const bool one_out = n.outputs.size() == 1 && n.has_output(0);
+    if (IrBlockableConv(n, block)) {
+      kind[i] = StepKind::kConv;
+    } else if (one_out && n.inputs.size() == 1 && n.has_input(0) && IrUnaryEltwise(n) &&
+               IrSameShape(n.inputs[0], n.outputs[0])) {
+      kind[i] = StepKind::kAgnostic;
+    } else if (one_out && n.inputs.size() == 2 && n.has_input(0) && n.has_input(1) &&
+               (n.domain.empty() || n.domain == "ai.onnx") &&
+               (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" ||
+                n.op_type == "Div") &&
+               IrSameShape(n.inputs[0], n.outputs[0]) && IrSameShape(n.inputs[1], n.outputs[0])) {
+      kind[i] = StepKind::kAgnostic;
+    } else if (n.domain.empty() && n.op_type == "Clip" && one_out && n.has_input(0) &&
+               IrSameShape(n.inputs[0], n.outputs[0])) {
+      kind[i] = StepKind::kAgnostic;  // Clip with constant min / max inputs
+    }
+  }
+  for (const ir::Value* v : g.outputs)
+    if (v) index(v);
+  const size_t n_values = values.size();
+  std::vector<int> parent(n_values);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    if (kind[i] != StepKind::kAgnostic) continue;
+    const ir::Node& n = *g.nodes()[i];
+    const int root = Find(parent, id.at(n.outputs[0]));
+    for (const ir::Value* v : n.inputs)
+      if (v && !v->constant) parent[Find(parent, id.at(v))] = root;
+  }
+  std::vector<Group> groups(n_values);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    if (kind[i] != StepKind::kConv) continue;
+    const ir::Node& n = *g.nodes()[i];
+    for (const ir::Value* v : {n.inputs[0], n.outputs[0]}) ++groups[Find(parent, id.at(v))].conv_ends;
+  }
+  // Readers' kinds per value, and the graph outputs.
+  std::vector<bool> read_in(n_values, false), read_out(n_values, false), is_output(n_values, false);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const ir::Node& n = *g.nodes()[i];
+    for (size_t slot = 0; slot < n.inputs.size(); ++slot) {
+      const ir::Value* v = n.inputs[slot];
+      if (!v) continue;
+      // A conv reads only its X blocked; W and B are weights.
+      const bool in = kind[i] == StepKind::kAgnostic || (kind[i] == StepKind::kConv && slot == 0);
+      (in ? read_in : read_out)[id.at(v)] = true;
+    }
+  }
+  for (const ir::Value* v : g.outputs)
+    if (v) is_output[id.at(v)] = true;
+  for (size_t v = 0; v < n_values; ++v) {
+    const ir::Value* val = values[v];
+    if (val->constant) continue;
+    Group& grp = groups[Find(parent, static_cast<int>(v))];
+    if (grp.conv_ends == 0) continue;
+    if (!IrBlockable(val, block)) grp.ok = false;
+    auto it = val->producer ? node_index.find(val->producer) : node_index.end();
+    const bool inside = it != node_index.end() && kind[it->second] != StepKind::kPlain;
+    if ((inside ? read_out[v] : read_in[v]) || (inside && is_output[v])) ++grp.reorders;
+  }
+  for (size_t i = 0; i < n_nodes; ++i) {
+    if (kind[i] != StepKind::kConv) continue;
+    const ir::Node& n = *g.nodes()[i];
+    for (const ir::Value* v : {n.inputs[0], n.outputs[0]}) {
+      const Group& grp = groups[Find(parent, id.at(v))];
+      if (grp.ok && grp.reorders < grp.conv_ends) chosen.insert(&n);
+    }
+  }
+  return chosen;
 }
 
 }  // namespace kiln::lower

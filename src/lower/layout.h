@@ -11,13 +11,21 @@
 // needs NCHW (pools, gemm, other convs, graph outputs, reference partitions), one explicit
 // "layout_reorder" step per value is inserted, shared by all its NCHW readers.
 //
-// It runs on the lowered module, after the native lowerings chose each conv's algorithm at the
-// target ISA with the conv cost model: the plan follows those choices and never changes them.
+// It runs on the lowered module and follows the algorithms the native lowerings chose. Those
+// choices are layout-aware: before lowering, ChooseBlockedConvs runs the same grouping on the IR
+// graph with every conv that could run on NCHWc counted as one (1x1 and other dense convs whose
+// input channels fill whole blocks, depthwise convs with dwconv's blocked windows), and names
+// the convs that touch a group worth blocking. Lowering prepares those as kDirectNchwc or
+// blocked kDepthwise (LowerContext::PreferBlocked), so whole depthwise-separable chains
+// (1x1 expand, depthwise, 1x1 project, residual Add) stay NCHWc; the cost model picks the rest.
 #pragma once
 
 #include <cstddef>
+#include <unordered_set>
 
+#include "ir/graph.h"
 #include "runtime/module.h"
+#include "support/cpu.h"
 #include "support/status.h"
 
 namespace kiln::lower {
@@ -33,5 +41,9 @@ struct LayoutReport {
 // Rewrites `module`'s steps and values in place. A group is blocked only when it needs fewer
 // reorder steps than the in-step reorders of its convs it saves (so a lone conv keeps its own).
 Status PlanBlockedLayout(runtime::Module& module, LayoutReport* report = nullptr);
+
+// The Conv / kiln.FusedConv nodes of `graph` that should run on NCHWc at `isa` (none below
+// AVX2, where the NCHWc kernels are scalar).
+std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& graph, IsaLevel isa);
 
 }  // namespace kiln::lower

@@ -71,6 +71,7 @@ class Lowerer final : public LowerContext {
 
   IsaLevel isa() const override { return options_.isa; }
   bool measure_algorithms() const override { return options_.measure_algorithms; }
+  bool PreferBlocked(const ir::Node& node) const override { return blocked_convs_.count(&node); }
 
   Expected<int32_t> ValueId(const ir::Value* v) override {
     if (v == nullptr) return -1;
@@ -123,6 +124,8 @@ class Lowerer final : public LowerContext {
       module_.inputs.push_back(id);
     }
     CountReaders();
+    if (options_.native && LayoutPlanningEnabled())
+      blocked_convs_ = ChooseBlockedConvs(graph_, options_.isa);
     std::unordered_set<const ir::Value*> defined;
     for (const auto& v : graph_.values())
       if (v->constant || v->is_graph_input) defined.insert(v.get());
@@ -171,7 +174,8 @@ class Lowerer final : public LowerContext {
       KILN_ASSIGN_OR_RETURN(int32_t id, ValueId(out));
       module_.outputs.push_back(id);
     }
-    // Keeps chains of NCHWc convs blocked; it follows the algorithms the lowerings chose.
+    // Keeps chains of NCHWc convs blocked; it follows the algorithms the lowerings chose
+    // (blocked_convs_ among them).
     if (options_.native && LayoutPlanningEnabled()) {
       LayoutReport layout;
       KILN_RETURN_IF_ERROR(PlanBlockedLayout(module_, &layout));
@@ -284,6 +288,7 @@ class Lowerer final : public LowerContext {
   std::unordered_map<const ir::Value*, int32_t> ids_;
   std::unordered_map<const ir::Value*, std::vector<const ir::Node*>> readers_;
   std::unordered_set<const ir::Value*> graph_outputs_;
+  std::unordered_set<const ir::Node*> blocked_convs_;  // ChooseBlockedConvs
   std::vector<Step> pending_native_;
   std::vector<const ir::Node*> partition_;
   std::unordered_set<const ir::Node*> done_;

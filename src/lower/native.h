@@ -24,6 +24,9 @@ class LowerContext {
   // -O3: time the candidate algorithms of a layer once and keep the fastest, instead of the
   // cost model's guess (kernels that have a choice to make).
   virtual bool measure_algorithms() const { return false; }
+  // Whether layout planning wants this Conv node on NCHWc (lower/layout.h, ChooseBlockedConvs):
+  // its neighbors stay blocked, so a blocked algorithm saves reorders the cost model ignores.
+  virtual bool PreferBlocked(const ir::Node& /*node*/) const { return false; }
   // The module value id of IR value `v` (a graph input, a constant or a node's output), made on
   // first use. A constant used this way is copied into a blob; one read only through prepacked
   // blobs is never stored. nullptr (an omitted input) gives -1.

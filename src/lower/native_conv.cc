@@ -1,7 +1,8 @@
 // Native lowering of 2-D float convolutions: Conv and kiln.FusedConv (Conv + an activation).
 //
 // The weights are prepared here, once, by conv::PrepareConv at the module's ISA with the cost
-// model's algorithm, and only the prepared form is stored: one blob with the packed A of every
+// model's algorithm (or a blocked one where layout planning asks, LowerContext::PreferBlocked),
+// and only the prepared form is stored: one blob with the packed A of every
 // group (kGemm1x1, kIm2colGemm) or of every transform point (kWinograd: 36 U matrices), or the
 // reordered/copied weights (kDirectNchwc, kDepthwise), and one with the bias. The raw W is never
 // given a value id, so it is not stored twice. The runtime kernel (runtime/kernels/conv.cc)
@@ -99,7 +100,16 @@ Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
 
   conv::PrepareOptions options;
   options.isa = ctx.isa();
-  if (ctx.measure_algorithms()) {
+  if (ctx.PreferBlocked(node)) {
+    // Layout planning keeps this conv's neighbors NCHWc (lower/layout.h): run it there too.
+    if (conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, ctx.isa())) {
+      options.algorithm = conv::Algorithm::kDepthwise;
+      options.layout = conv::Layout::kNchwc;
+    } else if (p.groups == 1) {
+      options.algorithm = conv::Algorithm::kDirectNchwc;
+    }
+  }
+  if (ctx.measure_algorithms() && options.algorithm == conv::Algorithm::kAuto) {
     // Timed once per distinct layer (MeasureAlgorithm caches by shape, ISA and threads).
     auto measured = conv::MeasureAlgorithm(p, nullptr, ctx.isa());
     if (measured.ok()) options.algorithm = *measured;
