@@ -24,7 +24,28 @@ enum class StepKind {
   kPlain,     // reads and writes NCHW only
   kConv,      // a conv on NCHWc: either side may be blocked
   kAgnostic,  // elementwise over same-shape values: runs on either layout, all sides alike
+  kPoolIn,    // a global average pool: reads either layout, writes plain [N, C, 1, 1]
+  kScale0,    // x * s with s [N or 1, C, 1, 1] per channel: x (input 0) and the output share a
+  kScale1,    //   layout, s stays plain; kScale1: x is input 1
 };
+
+// Whether a step of this kind reads input `slot` in its group's layout, and writes its output so.
+bool ReadsInGroup(StepKind k, size_t slot) {
+  switch (k) {
+    case StepKind::kPlain:
+      return false;
+    case StepKind::kAgnostic:
+      return true;
+    case StepKind::kScale1:
+      return slot == 1;
+    default:
+      return slot == 0;
+  }
+}
+bool WritesInGroup(StepKind k) { return k != StepKind::kPlain && k != StepKind::kPoolIn; }
+bool JoinsGroup(StepKind k) {  // its in-group sides must share one layout
+  return k == StepKind::kAgnostic || k == StepKind::kScale0 || k == StepKind::kScale1;
+}
 
 bool SameShape(const ValueInfo& a, const ValueInfo& b) {
   return a.rank_known && b.rank_known && a.dims == b.dims && a.dim_params == b.dim_params;
@@ -42,6 +63,12 @@ int64_t ConvBlock(const Step& s) {
   return block > 1 ? block : 0;
 }
 
+// s holds one value per channel of the 4-D x: [N or 1, C, 1, 1].
+bool IsChannelScale(const std::vector<int64_t>& x, const std::vector<int64_t>& s) {
+  return x.size() == 4 && s.size() == 4 && (s[0] == 1 || s[0] == x[0]) && s[1] == x[1] &&
+         s[1] > 0 && s[2] == 1 && s[3] == 1;
+}
+
 StepKind Classify(const Step& s, const Module& m) {
   if (ConvBlock(s) > 0) return StepKind::kConv;
   for (int32_t id : s.inputs)
@@ -49,10 +76,23 @@ StepKind Classify(const Step& s, const Module& m) {
   if (s.kernel == "eltwise_unary" && s.inputs.size() == 1 && s.outputs.size() == 1 &&
       SameShape(m.values[s.inputs[0]], m.values[s.outputs[0]]))
     return StepKind::kAgnostic;
-  if (s.kernel == "eltwise_binary" && s.inputs.size() == 2 && s.outputs.size() == 1 &&
-      SameShape(m.values[s.inputs[0]], m.values[s.outputs[0]]) &&
-      SameShape(m.values[s.inputs[1]], m.values[s.outputs[0]]))
-    return StepKind::kAgnostic;
+  if (s.kernel == "eltwise_binary" && s.inputs.size() == 2 && s.outputs.size() == 1) {
+    const ValueInfo &a = m.values[s.inputs[0]], &b = m.values[s.inputs[1]];
+    const ValueInfo& y = m.values[s.outputs[0]];
+    if (SameShape(a, y) && SameShape(b, y)) return StepKind::kAgnostic;
+    auto op = s.params.strings.find("op");
+    if (op != s.params.strings.end() && op->second == "mul" && a.rank_known && b.rank_known &&
+        y.rank_known) {
+      if (SameShape(a, y) && IsChannelScale(a.dims, b.dims) && b.kind != ValueKind::kConstant)
+        return StepKind::kScale0;
+      if (SameShape(b, y) && IsChannelScale(b.dims, a.dims) && a.kind != ValueKind::kConstant)
+        return StepKind::kScale1;
+    }
+  }
+  if (s.kernel == "global_avgpool" && s.inputs.size() == 1 &&
+      s.outputs.size() == 1 && m.values[s.inputs[0]].rank_known &&
+      m.values[s.inputs[0]].dims.size() == 4)
+    return StepKind::kPoolIn;
   return StepKind::kPlain;
 }
 
@@ -129,9 +169,10 @@ Status PlanBlockedLayout(Module& m, LayoutReport* report) {
   std::vector<int> parent(n_values);
   std::iota(parent.begin(), parent.end(), 0);
   for (size_t s = 0; s < n_steps; ++s) {
-    if (kind[s] != StepKind::kAgnostic) continue;
+    if (!JoinsGroup(kind[s])) continue;
     const int root = Find(parent, m.steps[s].outputs[0]);
-    for (int32_t id : m.steps[s].inputs) parent[Find(parent, id)] = root;
+    for (size_t i = 0; i < m.steps[s].inputs.size(); ++i)
+      if (ReadsInGroup(kind[s], i)) parent[Find(parent, m.steps[s].inputs[i])] = root;
   }
   std::vector<Group> groups(n_values);
   for (size_t s = 0; s < n_steps; ++s) {
@@ -144,9 +185,9 @@ Status PlanBlockedLayout(Module& m, LayoutReport* report) {
       ++g.conv_ends;
     }
   }
-  auto in_group = [&](const Use& u) { return kind[u.step] != StepKind::kPlain; };
+  auto in_group = [&](const Use& u) { return ReadsInGroup(kind[u.step], u.slot); };
   auto produced_in_group = [&](size_t v) {
-    return producer[v] != kNone && kind[producer[v]] != StepKind::kPlain;
+    return producer[v] != kNone && WritesInGroup(kind[producer[v]]);
   };
   auto needs_reorder = [&](size_t v) {
     for (const Use& u : readers[v])
@@ -211,11 +252,21 @@ Status PlanBlockedLayout(Module& m, LayoutReport* report) {
     ++reorders;
   }
   for (size_t s = 0; s < n_steps; ++s) {
-    if (kind[s] != StepKind::kConv) continue;
     Step& step = m.steps[s];
-    const int64_t b = ConvBlock(step);
-    if (blocked_id[step.inputs[0]]) step.params.ints["layout_in"] = b;
-    if (blocked_id[step.outputs[0]]) step.params.ints["layout_out"] = b;
+    if (kind[s] == StepKind::kConv) {
+      const int64_t b = ConvBlock(step);
+      if (blocked_id[step.inputs[0]]) step.params.ints["layout_in"] = b;
+      if (blocked_id[step.outputs[0]]) step.params.ints["layout_out"] = b;
+    } else if (kind[s] == StepKind::kPoolIn && blocked_id[step.inputs[0]]) {
+      step.params.ints["layout_in"] = m.values[step.inputs[0]].dims[4];
+    } else if ((kind[s] == StepKind::kScale0 || kind[s] == StepKind::kScale1) &&
+               blocked_id[step.outputs[0]]) {
+      // x (now blocked) first, the per-channel scale second: channel_scale_nchwc.
+      if (kind[s] == StepKind::kScale1) std::swap(step.inputs[0], step.inputs[1]);
+      step.kernel = "channel_scale_nchwc";
+      step.params.strings.erase("op");
+      step.params.ints["block"] = m.values[step.outputs[0]].dims[4];
+    }
   }
   if (reorders > 0 || blocked_values > 0) {
     std::vector<Step> steps = std::move(front);
@@ -325,6 +376,21 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
     } else if (n.domain.empty() && n.op_type == "Clip" && one_out && n.has_input(0) &&
                IrSameShape(n.inputs[0], n.outputs[0])) {
       kind[i] = StepKind::kAgnostic;  // Clip with constant min / max inputs
+    } else if (one_out && n.inputs.size() == 2 && n.has_input(0) && n.has_input(1) &&
+               n.domain.empty() && n.op_type == "Mul") {
+      // A squeeze-and-excitation scale: x [N, C, H, W] times s [N or 1, C, 1, 1].
+      const ir::Value *a = n.inputs[0], *b = n.inputs[1];
+      auto dims = [](const ir::Value* v) {
+        return v->type.has_static_shape() ? v->type.static_dims() : std::vector<int64_t>{};
+      };
+      if (!b->constant && IrSameShape(a, n.outputs[0]) && IsChannelScale(dims(a), dims(b)))
+        kind[i] = StepKind::kScale0;
+      else if (!a->constant && IrSameShape(b, n.outputs[0]) && IsChannelScale(dims(b), dims(a)))
+        kind[i] = StepKind::kScale1;
+    } else if (n.domain.empty() && one_out && n.inputs.size() == 1 && n.has_input(0) &&
+               n.op_type == "GlobalAveragePool" &&
+               n.inputs[0]->type.shape && n.inputs[0]->type.shape->size() == 4) {
+      kind[i] = StepKind::kPoolIn;
     }
   }
   for (const ir::Value* v : g.outputs)
@@ -333,11 +399,13 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
   std::vector<int> parent(n_values);
   std::iota(parent.begin(), parent.end(), 0);
   for (size_t i = 0; i < n_nodes; ++i) {
-    if (kind[i] != StepKind::kAgnostic) continue;
+    if (!JoinsGroup(kind[i])) continue;
     const ir::Node& n = *g.nodes()[i];
     const int root = Find(parent, id.at(n.outputs[0]));
-    for (const ir::Value* v : n.inputs)
-      if (v && !v->constant) parent[Find(parent, id.at(v))] = root;
+    for (size_t slot = 0; slot < n.inputs.size(); ++slot) {
+      const ir::Value* v = n.inputs[slot];
+      if (v && !v->constant && ReadsInGroup(kind[i], slot)) parent[Find(parent, id.at(v))] = root;
+    }
   }
   std::vector<Group> groups(n_values);
   for (size_t i = 0; i < n_nodes; ++i) {
@@ -353,8 +421,7 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
       const ir::Value* v = n.inputs[slot];
       if (!v) continue;
       // A conv reads only its X blocked; W and B are weights.
-      const bool in = kind[i] == StepKind::kAgnostic || (kind[i] == StepKind::kConv && slot == 0);
-      (in ? read_in : read_out)[id.at(v)] = true;
+      (ReadsInGroup(kind[i], slot) ? read_in : read_out)[id.at(v)] = true;
     }
   }
   for (const ir::Value* v : g.outputs)
@@ -366,7 +433,7 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
     if (grp.conv_ends == 0) continue;
     if (!IrBlockable(val, block)) grp.ok = false;
     auto it = val->producer ? node_index.find(val->producer) : node_index.end();
-    const bool inside = it != node_index.end() && kind[it->second] != StepKind::kPlain;
+    const bool inside = it != node_index.end() && WritesInGroup(kind[it->second]);
     if ((inside ? read_out[v] : read_in[v]) || (inside && is_output[v])) ++grp.reorders;
   }
   for (size_t i = 0; i < n_nodes; ++i) {

@@ -23,7 +23,8 @@ Expected<std::unique_ptr<StepKernel>> CreateKernel(const Step& step, const Modul
     return f(step, module);
   }
   for (auto family : {ConvKernels, GemmKernels, EltwiseKernels, PoolKernels, TensorKernels,
-                      ReorderKernels, SlicePadKernels, BatchNormKernels})
+                      ReorderKernels, SlicePadKernels, BatchNormKernels,
+                      BlockedEltwiseKernels})
     for (const KernelEntry& e : family())
       if (e.name == step.kernel) {
         auto k = e.create(step, module);

@@ -18,6 +18,7 @@
 #include "lower/lower.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
+#include "runtime/kernel_registry.h"
 #include "runtime/module_file.h"
 #include "runtime/session.h"
 #include "runtime_ref/reference_partition.h"
@@ -321,6 +322,111 @@ TEST(LowerLayout, DepthwiseSeparableBlockRoundTripsThroughAFile) {
   reloaded.module = *loaded;
   reloaded.model = *model;
   ExpectMatchesInterpreter(reloaded, RandomTensor({1, 16, 10, 10}, 8));
+}
+
+// MobileNetV3's inverted residual with squeeze-and-excitation: expand, depthwise, then
+// GlobalAveragePool -> 1x1 fc1 + Relu -> 1x1 fc2 -> HardSigmoid -> Mul (a per-channel scale of
+// the depthwise output), project, residual Add.
+std::string SqueezeExcite(int64_t c, int64_t e, int64_t r, bool scale_first) {
+  const std::string cs = std::to_string(c), es = std::to_string(e), rs = std::to_string(r);
+  const std::string t = "float32[1," + cs + ",8,8]", te = "float32[1," + es + ",8,8]";
+  const std::string mul = scale_first ? "Mul(%h, %dr)" : "Mul(%dr, %h)";
+  return "graph main (opsets ai.onnx=13)\n"
+         "  input  %x: " + t + "\n"
+         "  const  %w0: float32[" + cs + "," + cs + ",3,3] = random(seed=51)\n"
+         "  const  %w1: float32[" + es + "," + cs + ",1,1] = random(seed=52)\n"
+         "  const  %w2: float32[" + es + ",1,3,3] = random(seed=53)\n"
+         "  const  %f1: float32[" + rs + "," + es + ",1,1] = random(seed=54)\n"
+         "  const  %f2: float32[" + es + "," + rs + ",1,1] = random(seed=55)\n"
+         "  const  %w3: float32[" + cs + "," + es + ",1,1] = random(seed=56)\n"
+         "  %s = Conv(%x, %w0) {kernel_shape=[3,3], pads=[1,1,1,1]} : " + t + "  # stem\n"
+         "  %e = Conv(%s, %w1) {kernel_shape=[1,1]} : " + te + "  # expand\n"
+         "  %er = HardSwish(%e) : " + te + "  # expand_act\n"
+         "  %d = Conv(%er, %w2) {kernel_shape=[3,3], pads=[1,1,1,1], group=" + es + "} : " + te +
+         "  # dw\n"
+         "  %dr = HardSwish(%d) : " + te + "  # dw_act\n"
+         "  %g = GlobalAveragePool(%dr) : float32[1," + es + ",1,1]  # gap\n"
+         "  %q = Conv(%g, %f1) {kernel_shape=[1,1]} : float32[1," + rs + ",1,1]  # fc1\n"
+         "  %qr = Relu(%q) : float32[1," + rs + ",1,1]  # fc1_relu\n"
+         "  %h0 = Conv(%qr, %f2) {kernel_shape=[1,1]} : float32[1," + es + ",1,1]  # fc2\n"
+         "  %h = HardSigmoid(%h0) {alpha=0.16666667, beta=0.5} : float32[1," + es + ",1,1]  # hsig\n"
+         "  %m = " + mul + " : " + te + "  # scale\n"
+         "  %p = Conv(%m, %w3) {kernel_shape=[1,1]} : " + t + "  # project\n"
+         "  %y = Add(%p, %s) : " + t + "  # residual\n"
+         "  output %y: " + t + "\n";
+}
+
+TEST(LowerLayout, SqueezeExciteStaysBlocked) {
+  const int64_t block = ActiveBlock();
+  for (bool scale_first : {false, true}) {
+    SCOPED_TRACE(scale_first ? "Mul(scale, x)" : "Mul(x, scale)");
+    Compiled c = Compile(SqueezeExcite(16, 48, 8, scale_first));
+    ASSERT_TRUE(c.module);
+    if (block > 0) {
+      // The pool reads the blocked depthwise output; the Mul scales it in place of a broadcast;
+      // only the sum leaves the chain through a reorder step.
+      EXPECT_EQ(CountKernel(*c.module, "channel_scale_nchwc"), 1u);
+      EXPECT_EQ(CountKernel(*c.module, "eltwise_binary"), 1u);  // the residual Add
+      EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 1u);
+      size_t blocked_pools = 0;
+      for (const runtime::Step& st : c.module->steps)
+        blocked_pools += st.kernel == "global_avgpool" && st.params.IntOr("layout_in", 0) == block;
+      EXPECT_EQ(blocked_pools, 1u);
+    } else {
+      EXPECT_EQ(CountKernel(*c.module, "channel_scale_nchwc"), 0u);
+    }
+    ExpectMatchesInterpreter(c, RandomTensor({1, 16, 8, 8}, 10));
+  }
+}
+
+TEST(LowerLayout, BlockedStepsRefuseBadParams) {
+  // A module file may be hostile: the blocked kernels check their params when created.
+  runtime::Module m;
+  for (const char* name : {"x", "s", "y"}) {
+    runtime::ValueInfo v;
+    v.name = name;
+    v.dtype = DType::kFloat32;
+    m.values.push_back(v);
+  }
+  runtime::Step scale;
+  scale.name = "scale";
+  scale.kernel = "channel_scale_nchwc";
+  scale.inputs = {0, 1};
+  scale.outputs = {2};
+  for (int64_t block : {0, 1, 65}) {
+    scale.params.ints["block"] = block;
+    EXPECT_FALSE(runtime::CreateKernel(scale, m).ok()) << block;
+  }
+  scale.params.ints["block"] = 16;
+  auto k = runtime::CreateKernel(scale, m);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  using runtime::Dims;
+  const Dims x{1, 2, 3, 3, 16}, wrong{1, 16, 1, 1}, right{1, 32, 1, 1};
+  std::vector<std::optional<Dims>> out;
+  const Dims* bad[] = {&x, &wrong};
+  EXPECT_FALSE((*k)->InferShapes(bad, &out).ok());
+  const Dims* good[] = {&x, &right};
+  ASSERT_TRUE((*k)->InferShapes(good, &out).ok());
+  EXPECT_EQ(out[0], x);
+
+  runtime::Step pool;
+  pool.name = "pool";
+  pool.inputs = {0};
+  pool.outputs = {2};
+  pool.params.ints["layout_in"] = 16;
+  pool.kernel = "global_maxpool";  // only the average reads NCHWc
+  EXPECT_FALSE(runtime::CreateKernel(pool, m).ok());
+  pool.kernel = "global_avgpool";
+  pool.params.ints["layout_in"] = 1;
+  EXPECT_FALSE(runtime::CreateKernel(pool, m).ok());
+  pool.params.ints["layout_in"] = 16;
+  auto p = runtime::CreateKernel(pool, m);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const Dims* plain[] = {&wrong};
+  EXPECT_FALSE((*p)->InferShapes(plain, &out).ok());
+  const Dims* blocked[] = {&x};
+  ASSERT_TRUE((*p)->InferShapes(blocked, &out).ok());
+  EXPECT_EQ(out[0], (Dims{1, 32, 1, 1}));
 }
 
 TEST(LowerLayout, DepthwiseWithPartialBlocksStaysNchw) {

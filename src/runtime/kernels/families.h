@@ -15,5 +15,6 @@ std::span<const KernelEntry> TensorKernels();    // tensor.cc: reshape, concat, 
 std::span<const KernelEntry> ReorderKernels();   // reorder.cc: NCHW <-> NCHWc
 std::span<const KernelEntry> SlicePadKernels();  // slice_pad.cc: slice, pad
 std::span<const KernelEntry> BatchNormKernels(); // batchnorm.cc: batchnorm (+ activation)
+std::span<const KernelEntry> BlockedEltwiseKernels();  // blocked_eltwise.cc: NCHWc broadcasts
 
 }  // namespace kiln::runtime

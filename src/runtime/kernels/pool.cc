@@ -5,7 +5,9 @@
 //   maxpool2d, avgpool2d  int_lists "kernel" [kh, kw], "strides" [sh, sw], "dilations" [dh, dw],
 //                         "pads" [top, left, bottom, right]; ints "ceil_mode",
 //                         "count_include_pad" (average only).
-//   global_avgpool, global_maxpool  no params.
+//   global_avgpool, global_maxpool  global_avgpool: optional int "layout_in" = c, the input is
+//                         channel-blocked [N, C/c, H, W, c] (lower/layout.h); the output is
+//                         [N, C, 1, 1] either way.
 //   reduce                strings "op" (mean, sum); int_lists "axes" (sorted, distinct, >= 0);
 //                         ints "rank", "keepdims".
 #include "kernels/pool/pool.h"
@@ -216,19 +218,20 @@ class GlobalPoolKernel final : public StepKernel {
     KILN_RETURN_IF_ERROR(kernel_util::CheckArity(step, 1, 1));
     const DType f32[] = {DType::kFloat32};
     KILN_RETURN_IF_ERROR(kernel_util::CommonDType(step, module, f32).status());
-    return std::unique_ptr<StepKernel>(new GlobalPoolKernel(step, max));
+    const int64_t block = step.params.IntOr("layout_in", 0);
+    // Blocked input: the average only (the plan never blocks a max pool's input).
+    if (block != 0 && (block < 2 || block > 64 || max))
+      return Status::Error("step '", step.name, "': layout_in ", block,
+                           " is not a block of 2..64 of a global average pool");
+    return std::unique_ptr<StepKernel>(new GlobalPoolKernel(step, max, block));
   }
 
   Status InferShapes(std::span<const Dims* const> inputs,
                      std::vector<std::optional<Dims>>* outputs) const override {
     KILN_ASSIGN_OR_RETURN(const Dims* x, kernel_util::InputDims(inputs, 0, step_));
-    if (x->size() < 3)
-      return Status::Error("step '", step_.name, "': global pooling needs [N, C, spatial...], got ",
-                           DimsToString(*x));
-    Dims out(x->size(), 1);
-    out[0] = (*x)[0];
-    out[1] = (*x)[1];
-    outputs->assign(1, std::move(out));
+    std::array<int64_t, kMaxRank> out{};
+    KILN_ASSIGN_OR_RETURN(size_t rank, OutputShape(*x, &out));
+    outputs->assign(1, Dims(out.begin(), out.begin() + rank));
     return Status::Ok();
   }
 
@@ -237,21 +240,20 @@ class GlobalPoolKernel final : public StepKernel {
       return Status::Error("step '", step_.name, "': wrong number of tensors");
     const Tensor* x = args.inputs[0];
     KILN_RETURN_IF_ERROR(kernel_util::CheckTensor(x, DType::kFloat32, step_, "input"));
-    if (x->rank() < 3)
-      return Status::Error("step '", step_.name, "': input ", DescribeTensor(*x), " has rank < 3");
     std::array<int64_t, kMaxRank> out{};
-    out.fill(1);
-    out[0] = x->dim(0);
-    out[1] = x->dim(1);
-    KILN_RETURN_IF_ERROR(
-        kernel_util::CheckOutput(args.outputs[0], DType::kFloat32,
-                                 std::span<const int64_t>(out.data(), x->dims().size()), step_));
+    KILN_ASSIGN_OR_RETURN(size_t rank, OutputShape(x->dims(), &out));
+    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(
+        args.outputs[0], DType::kFloat32, std::span<const int64_t>(out.data(), rank), step_));
+    const float* xp = x->data<float>();
+    float* yp = args.outputs[0]->data<float>();
+    if (block_ > 0) {
+      RunBlocked(*x, xp, yp, args.pool);
+      return Status::Ok();
+    }
     const auto planes = static_cast<size_t>(x->dim(0) * x->dim(1));
     const size_t plane = planes == 0 ? 0 : static_cast<size_t>(x->numel()) / planes;
     pool::Options o;
     o.pool = args.pool;
-    const float* xp = x->data<float>();
-    float* yp = args.outputs[0]->data<float>();
     Status s = max_ ? pool::GlobalMaxPool(planes, plane, xp, yp, o)
                     : pool::GlobalAveragePool(planes, plane, xp, yp, o);
     if (!s.ok()) return s.WithContext(StrCat("step '", step_.name, "': "));
@@ -259,14 +261,57 @@ class GlobalPoolKernel final : public StepKernel {
   }
 
   std::string Describe() const override {
+    if (block_ > 0) return StrCat("global avgpool nchwc", block_);
     return StrCat(max_ ? "global maxpool " : "global avgpool ",
                   pool::SelectPoolUkernel(ActiveIsa()).name);
   }
 
  private:
-  GlobalPoolKernel(const Step& step, bool max) : step_(step), max_(max) {}
+  GlobalPoolKernel(const Step& step, bool max, int64_t block)
+      : step_(step), max_(max), block_(block) {}
+
+  // [N, C, spatial...] -> [N, C, 1...]; blocked: [N, C/c, H, W, c] -> [N, C, 1, 1]. Returns the
+  // output rank.
+  Expected<size_t> OutputShape(const Dims& x, std::array<int64_t, kMaxRank>* out) const {
+    out->fill(1);
+    if (block_ > 0) {
+      if (x.size() != 5 || x[4] != block_)
+        return Status::Error("step '", step_.name, "': blocked global pooling needs [N, C/",
+                             block_, ", H, W, ", block_, "], got ", DimsToString(x));
+      (*out)[0] = x[0];
+      (*out)[1] = x[1] * block_;
+      return size_t{4};
+    }
+    if (x.size() < 3)
+      return Status::Error("step '", step_.name, "': global pooling needs [N, C, spatial...], got ",
+                           DimsToString(x));
+    (*out)[0] = x[0];
+    (*out)[1] = x[1];
+    return x.size();
+  }
+
+  // The average: each (image, channel block) sums H * W vectors of c lanes into c outputs.
+  void RunBlocked(const Tensor& x, const float* xp, float* yp, ThreadPool* pool) const {
+    const auto c = static_cast<size_t>(block_);
+    const auto blocks = static_cast<size_t>(x.dim(0) * x.dim(1));
+    const auto hw = static_cast<size_t>(x.dim(2) * x.dim(3));
+    // H * W = 0 gives 0 / 0 = NaN, as the NCHW kernel.
+    const float count = static_cast<float>(hw);
+    ParallelFor(pool, blocks, [&](size_t b) {
+      const float* in = xp + b * hw * c;
+      float* out = yp + b * c;
+      float acc[64] = {};
+      for (size_t i = 0; i < hw; ++i) {
+        const float* v = in + i * c;
+        for (size_t l = 0; l < c; ++l) acc[l] += v[l];
+      }
+      for (size_t l = 0; l < c; ++l) out[l] = acc[l] / count;
+    });
+  }
+
   Step step_;
   bool max_;
+  int64_t block_;  // 0: NCHW input
 };
 
 // ---------------------------------------------------------------------------------------------

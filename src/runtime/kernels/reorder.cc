@@ -5,6 +5,7 @@
 // channels), so both sides hold the same number of floats.
 //
 // Params: "block" (c, 2..64), "channels" (C), "to_blocked" (1: NCHW -> NCHWc, 0: back).
+#include <array>
 #include <cstdint>
 
 #include "kernels/conv/layout.h"
@@ -46,9 +47,12 @@ class ReorderKernel final : public StepKernel {
       return Status::Error("step '", step_.name, "': wrong number of tensors");
     const Tensor* x = args.inputs[0];
     KILN_RETURN_IF_ERROR(kernel_util::CheckTensor(x, DType::kFloat32, step_, "input"));
-    KILN_ASSIGN_OR_RETURN(Dims y_dims, OutputDims(x->dims()));
-    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(args.outputs[0], DType::kFloat32, y_dims, step_));
-    const Dims& plain = to_blocked_ ? x->dims() : y_dims;
+    // Checked in a fixed array: a run at a planned shape must not allocate.
+    std::array<int64_t, 5> y{};
+    KILN_ASSIGN_OR_RETURN(size_t rank, OutputShape(x->dims(), &y));
+    KILN_RETURN_IF_ERROR(kernel_util::CheckOutput(args.outputs[0], DType::kFloat32,
+                                                  std::span<const int64_t>(y.data(), rank), step_));
+    const int64_t* plain = to_blocked_ ? x->dims().data() : y.data();
     const auto n = static_cast<size_t>(plain[0]), h = static_cast<size_t>(plain[2]),
                w = static_cast<size_t>(plain[3]);
     if (to_blocked_) {
@@ -69,15 +73,25 @@ class ReorderKernel final : public StepKernel {
   ReorderKernel(const Step& step, size_t block, size_t channels, bool to_blocked)
       : step_(step), block_(block), channels_(channels), to_blocked_(to_blocked) {}
 
-  // [N, C, H, W] <-> [N, C/c, H, W, c]; an error for any other input.
-  Expected<Dims> OutputDims(const Dims& x) const {
+  // [N, C, H, W] <-> [N, C/c, H, W, c]; an error for any other input. Returns y's rank.
+  Expected<size_t> OutputShape(const Dims& x, std::array<int64_t, 5>* y) const {
     const auto c = static_cast<int64_t>(channels_), b = static_cast<int64_t>(block_);
-    if (to_blocked_ && x.size() == 4 && x[1] == c) return Dims{x[0], c / b, x[2], x[3], b};
-    if (!to_blocked_ && x.size() == 5 && x[1] == c / b && x[4] == b)
-      return Dims{x[0], c, x[2], x[3]};
+    if (to_blocked_ && x.size() == 4 && x[1] == c) {
+      *y = {x[0], c / b, x[2], x[3], b};
+      return size_t{5};
+    }
+    if (!to_blocked_ && x.size() == 5 && x[1] == c / b && x[4] == b) {
+      *y = {x[0], c, x[2], x[3], 0};
+      return size_t{4};
+    }
     return Status::Error("step '", step_.name, "' (layout_reorder): input ", DimsToString(x),
                          " is not ", to_blocked_ ? StrCat("[N,", c, ",H,W]")
                                                  : StrCat("[N,", c / b, ",H,W,", b, "]"));
+  }
+  Expected<Dims> OutputDims(const Dims& x) const {
+    std::array<int64_t, 5> y;
+    KILN_ASSIGN_OR_RETURN(size_t rank, OutputShape(x, &y));
+    return Dims(y.begin(), y.begin() + static_cast<ptrdiff_t>(rank));
   }
 
   Step step_;
