@@ -1,5 +1,6 @@
 #include "lower/layout.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <numeric>
 #include <string>
@@ -316,26 +317,58 @@ bool IrBlockable(const ir::Value* v, int64_t block) {
   return (*v->type.shape)[1].value % block == 0;
 }
 
-// Whether `n` is a Conv that can run on NCHWc without wasting padded input channels: a dense
-// conv (group 1) or a depthwise one (group == C == M) within dwconv's blocked windows.
-bool IrBlockableConv(const ir::Node& n, int64_t block) {
+// How much a Conv gains from NCHWc, when its input channels fill whole blocks.
+enum class Gain {
+  kNone,    // not a conv that can run blocked
+  kWeak,    // a 1x1 the cost model runs on gemm1x1: direct_nchwc is about as fast (94-98% of
+            // peak against 72-90% on MobileNetV2's 14x14 and 7x7 layers, within a few % at
+            // 28x28 and up, 5-10% slower strided), so only worth it with both sides blocked
+  kStrong,  // depthwise: dwconv's blocked kernels run 2-3x its NCHW ones; one side will do
+  kAlways,  // a window the cost model gives the direct kernel anyway
+};
+
+Gain IrConvGain(const ir::Node& n, int64_t block, IsaLevel isa) {
   const bool conv = (n.domain.empty() && n.op_type == "Conv") ||
                     (n.domain == "kiln" && n.op_type == "FusedConv");
   if (!conv || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 || !n.has_output(0))
-    return false;
+    return Gain::kNone;
   const ir::Value* x = n.inputs[0];
   const ir::Value* w = n.inputs[1];
-  if (!IrBlockable(x, block) || !w->constant || w->constant->dims().size() != 4) return false;
+  if (!IrBlockable(x, block) || !w->constant || w->constant->dims().size() != 4) return Gain::kNone;
   const std::vector<int64_t>& wd = w->constant->dims();
-  const int64_t c = (*x->type.shape)[1].value;
   ir::AttrReader r(n);
-  const int64_t group = r.Int("group", 1);
+  conv::ConvParams p;
+  p.c = static_cast<size_t>((*x->type.shape)[1].value);
+  p.h = static_cast<size_t>((*x->type.shape)[2].value);
+  p.w = static_cast<size_t>((*x->type.shape)[3].value);
+  p.m = static_cast<size_t>(std::max<int64_t>(wd[0], 1));
+  p.kh = static_cast<size_t>(std::max<int64_t>(wd[2], 1));
+  p.kw = static_cast<size_t>(std::max<int64_t>(wd[3], 1));
+  p.groups = static_cast<size_t>(std::max<int64_t>(r.Int("group", 1), 1));
+  const std::vector<int64_t> strides = r.Ints("strides", {1, 1});
   const std::vector<int64_t> dilations = r.Ints("dilations", {1, 1});
-  if (!r.status().ok()) return false;
-  if (group == 1) return true;
-  // dwconv's blocked kernels: windows up to 7x7, no dilation (conv::SupportsBlocked decides).
-  return group == c && wd[0] == c && wd[1] == 1 && wd[2] <= 7 && wd[3] <= 7 &&
-         dilations == std::vector<int64_t>{1, 1};
+  const std::vector<int64_t> pads = r.Ints("pads", {0, 0, 0, 0});
+  if (!r.status().ok() || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+    return Gain::kNone;
+  for (int64_t v : strides)
+    if (v < 1) return Gain::kNone;
+  for (int64_t v : dilations)
+    if (v < 1) return Gain::kNone;
+  for (int64_t v : pads)
+    if (v < 0) return Gain::kNone;
+  p.stride_h = static_cast<size_t>(strides[0]);
+  p.stride_w = static_cast<size_t>(strides[1]);
+  p.dilation_h = static_cast<size_t>(dilations[0]);
+  p.dilation_w = static_cast<size_t>(dilations[1]);
+  p.pad_top = static_cast<size_t>(pads[0]);
+  p.pad_left = static_cast<size_t>(pads[1]);
+  p.pad_bottom = static_cast<size_t>(pads[2]);
+  p.pad_right = static_cast<size_t>(pads[3]);
+  if (!conv::ValidateParams(p).ok()) return Gain::kNone;  // the lowering leaves it to the reference
+  if (p.groups > 1)
+    return conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, isa) ? Gain::kStrong : Gain::kNone;
+  if (conv::ChooseAlgorithm(p, isa) == conv::Algorithm::kDirectNchwc) return Gain::kAlways;
+  return p.kh == 1 && p.kw == 1 ? Gain::kWeak : Gain::kNone;
 }
 
 }  // namespace
@@ -353,6 +386,7 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
   };
   const size_t n_nodes = g.nodes().size();
   std::vector<StepKind> kind(n_nodes, StepKind::kPlain);
+  std::vector<Gain> gain(n_nodes, Gain::kNone);
   std::unordered_map<const ir::Node*, size_t> node_index;
   for (size_t i = 0; i < n_nodes; ++i) {
     const ir::Node& n = *g.nodes()[i];
@@ -362,7 +396,8 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
     for (const ir::Value* v : n.outputs)
       if (v) index(v);
     const bool one_out = n.outputs.size() == 1 && n.has_output(0);
-    if (IrBlockableConv(n, block)) {
+    gain[i] = IrConvGain(n, block, isa);
+    if (gain[i] != Gain::kNone) {
       kind[i] = StepKind::kConv;
     } else if (one_out && n.inputs.size() == 1 && n.has_input(0) && IrUnaryEltwise(n) &&
                IrSameShape(n.inputs[0], n.outputs[0])) {
@@ -407,42 +442,57 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
       if (v && !v->constant && ReadsInGroup(kind[i], slot)) parent[Find(parent, id.at(v))] = root;
     }
   }
-  std::vector<Group> groups(n_values);
-  for (size_t i = 0; i < n_nodes; ++i) {
-    if (kind[i] != StepKind::kConv) continue;
-    const ir::Node& n = *g.nodes()[i];
-    for (const ir::Value* v : {n.inputs[0], n.outputs[0]}) ++groups[Find(parent, id.at(v))].conv_ends;
-  }
-  // Readers' kinds per value, and the graph outputs.
-  std::vector<bool> read_in(n_values, false), read_out(n_values, false), is_output(n_values, false);
-  for (size_t i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = *g.nodes()[i];
-    for (size_t slot = 0; slot < n.inputs.size(); ++slot) {
-      const ir::Value* v = n.inputs[slot];
-      if (!v) continue;
-      // A conv reads only its X blocked; W and B are weights.
-      (ReadsInGroup(kind[i], slot) ? read_in : read_out)[id.at(v)] = true;
-    }
-  }
+  std::vector<bool> is_output(n_values, false);
   for (const ir::Value* v : g.outputs)
     if (v) is_output[id.at(v)] = true;
-  for (size_t v = 0; v < n_values; ++v) {
-    const ir::Value* val = values[v];
-    if (val->constant) continue;
-    Group& grp = groups[Find(parent, static_cast<int>(v))];
-    if (grp.conv_ends == 0) continue;
-    if (!IrBlockable(val, block)) grp.ok = false;
-    auto it = val->producer ? node_index.find(val->producer) : node_index.end();
-    const bool inside = it != node_index.end() && WritesInGroup(kind[it->second]);
-    if ((inside ? read_out[v] : read_in[v]) || (inside && is_output[v])) ++grp.reorders;
+  // Convs that would not pay for their blocking leave the candidates (they run as the cost
+  // model says, NCHW), which may unblock their groups and so drop more: repeat until stable.
+  std::vector<bool> blocked_root(n_values, false);
+  for (bool changed = true; changed;) {
+    std::vector<Group> groups(n_values);
+    for (size_t i = 0; i < n_nodes; ++i) {
+      if (kind[i] != StepKind::kConv) continue;
+      const ir::Node& n = *g.nodes()[i];
+      for (const ir::Value* v : {n.inputs[0], n.outputs[0]})
+        ++groups[Find(parent, id.at(v))].conv_ends;
+    }
+    // Which kinds of step read each value: in its group's layout or NCHW.
+    std::vector<bool> read_in(n_values, false), read_out(n_values, false);
+    for (size_t i = 0; i < n_nodes; ++i) {
+      const ir::Node& n = *g.nodes()[i];
+      for (size_t slot = 0; slot < n.inputs.size(); ++slot)
+        if (n.inputs[slot])  // a conv reads only its X blocked; W and B are weights
+          (ReadsInGroup(kind[i], slot) ? read_in : read_out)[id.at(n.inputs[slot])] = true;
+    }
+    for (size_t v = 0; v < n_values; ++v) {
+      const ir::Value* val = values[v];
+      if (val->constant) continue;
+      Group& grp = groups[Find(parent, static_cast<int>(v))];
+      if (grp.conv_ends == 0) continue;
+      if (!IrBlockable(val, block)) grp.ok = false;
+      auto it = val->producer ? node_index.find(val->producer) : node_index.end();
+      const bool inside = it != node_index.end() && WritesInGroup(kind[it->second]);
+      if ((inside ? read_out[v] : read_in[v]) || (inside && is_output[v])) ++grp.reorders;
+    }
+    for (size_t v = 0; v < n_values; ++v) {
+      const Group& grp = groups[Find(parent, static_cast<int>(v))];
+      blocked_root[v] = grp.ok && grp.reorders < grp.conv_ends;
+    }
+    changed = false;
+    for (size_t i = 0; i < n_nodes; ++i) {
+      if (kind[i] != StepKind::kConv || gain[i] == Gain::kAlways) continue;
+      const ir::Node& n = *g.nodes()[i];
+      const bool in = blocked_root[id.at(n.inputs[0])], out = blocked_root[id.at(n.outputs[0])];
+      if (gain[i] == Gain::kWeak ? in && out : in || out) continue;
+      kind[i] = StepKind::kPlain;
+      changed = true;
+    }
   }
   for (size_t i = 0; i < n_nodes; ++i) {
-    if (kind[i] != StepKind::kConv) continue;
     const ir::Node& n = *g.nodes()[i];
-    for (const ir::Value* v : {n.inputs[0], n.outputs[0]}) {
-      const Group& grp = groups[Find(parent, id.at(v))];
-      if (grp.ok && grp.reorders < grp.conv_ends) chosen.insert(&n);
-    }
+    if (kind[i] == StepKind::kConv &&
+        (blocked_root[id.at(n.inputs[0])] || blocked_root[id.at(n.outputs[0])]))
+      chosen.insert(&n);
   }
   return chosen;
 }
