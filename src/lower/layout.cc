@@ -107,6 +107,42 @@ bool Blockable(const ValueInfo& v) {
   return true;
 }
 
+// Whether C channels may be held in blocks of b: whole blocks, or a last block padded by at most
+// a quarter of C (MobileNetV3's 40, 72, 120, 184, 200 at 16; not 24 -> 32), whose padding lanes
+// the convs multiply by zero weights and write as act(0).
+bool FillsBlocks(int64_t c, int64_t b) {
+  const int64_t padded = (c + b - 1) / b * b;
+  return c % b == 0 || padded * 4 <= c * 5;
+}
+
+// Whether a layout-agnostic step keeps padding lanes finite (they start at zero or act(0)), so
+// that the zero weights of the next conv cancel them: no division, logarithm or square root.
+bool PadSafe(const Step& s) {
+  if (s.kernel == "eltwise_binary") {
+    auto op = s.params.strings.find("op");
+    return op != s.params.strings.end() &&
+           (op->second == "add" || op->second == "sub" || op->second == "mul");
+  }
+  if (s.kernel != "eltwise_unary") return true;
+  static const char* const kSafe[] = {"relu",     "sigmoid",   "tanh",      "silu",
+                                      "hardswish", "hardsigmoid", "gelu", "gelu_tanh",
+                                      "leakyrelu", "clip",     "mulscalar", "addscalar",
+                                      "neg",      "abs"};
+  auto ops = s.params.strings.find("ops");
+  if (ops == s.params.strings.end()) return false;
+  size_t start = 0;
+  const std::string& list = ops->second;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string op = list.substr(start, end - start);
+    bool safe = false;
+    for (const char* k : kSafe) safe = safe || op == k;
+    if (!safe) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 int Find(std::vector<int>& parent, int v) {
   while (parent[v] != v) v = parent[v] = parent[parent[v]];
   return v;
@@ -119,6 +155,8 @@ struct Use {
 
 struct Group {
   bool ok = true;
+  bool padded = false;    // its channels do not fill whole blocks
+  bool pad_unsafe = false;  // a step in it could turn padding lanes into inf or NaN
   int64_t block = 0;
   size_t conv_ends = 0;  // conv inputs and outputs in the group: in-step reorders saved
   size_t reorders = 0;   // explicit reorders the group would need
@@ -198,9 +236,15 @@ Status PlanBlockedLayout(Module& m, LayoutReport* report) {
   for (size_t v = 0; v < n_values; ++v) {
     Group& g = groups[Find(parent, static_cast<int>(v))];
     if (g.conv_ends == 0) continue;
-    if (!Blockable(m.values[v]) || m.values[v].dims[1] % g.block != 0) g.ok = false;
+    if (!Blockable(m.values[v]) || !FillsBlocks(m.values[v].dims[1], g.block)) g.ok = false;
+    if (g.ok && m.values[v].dims[1] % g.block != 0) g.padded = true;
     if (needs_reorder(v)) ++g.reorders;
   }
+  for (size_t s = 0; s < n_steps; ++s)
+    if (kind[s] == StepKind::kAgnostic && !PadSafe(m.steps[s]))
+      groups[Find(parent, m.steps[s].outputs[0])].pad_unsafe = true;
+  for (Group& g : groups)
+    if (g.padded && g.pad_unsafe) g.ok = false;
   auto blocked = [&](size_t v) {
     const Group& g = groups[Find(parent, static_cast<int>(v))];
     // A tie saves nothing: the convs' in-step reorders do the same work with fewer steps.
@@ -222,7 +266,8 @@ Status PlanBlockedLayout(Module& m, LayoutReport* report) {
     ValueInfo blocked_info = plain;
     blocked_info.name = StrCat(plain.name, ".nchwc", b);
     blocked_info.kind = ValueKind::kActivation;
-    blocked_info.dims = {plain.dims[0], plain.dims[1] / b, plain.dims[2], plain.dims[3], b};
+    blocked_info.dims = {plain.dims[0], (plain.dims[1] + b - 1) / b, plain.dims[2], plain.dims[3],
+                         b};
     blocked_info.dim_params = {plain.dim_params[0], "", "", "", ""};
     const int64_t channels = plain.dims[1];
     const bool inside = produced_in_group(v);
@@ -260,6 +305,7 @@ Status PlanBlockedLayout(Module& m, LayoutReport* report) {
       if (blocked_id[step.outputs[0]]) step.params.ints["layout_out"] = b;
     } else if (kind[s] == StepKind::kPoolIn && blocked_id[step.inputs[0]]) {
       step.params.ints["layout_in"] = m.values[step.inputs[0]].dims[4];
+      step.params.ints["channels"] = m.values[step.outputs[0]].dims[1];
     } else if ((kind[s] == StepKind::kScale0 || kind[s] == StepKind::kScale1) &&
                blocked_id[step.outputs[0]]) {
       // x (now blocked) first, the per-channel scale second: channel_scale_nchwc.
@@ -307,17 +353,25 @@ bool IrUnaryEltwise(const ir::Node& n) {
   return false;
 }
 
-// A float value with static [N, C, H, W] (N may be symbolic) whose C fills whole blocks.
+// A float value with static [N, C, H, W] (N may be symbolic) whose C fills blocks (FillsBlocks).
 bool IrBlockable(const ir::Value* v, int64_t block) {
   if (!v || v->constant || v->type.dtype != DType::kFloat32 || !v->type.shape ||
       v->type.shape->size() != 4)
     return false;
   for (size_t i = 1; i < 4; ++i)
     if (!(*v->type.shape)[i].is_static() || (*v->type.shape)[i].value < 1) return false;
-  return (*v->type.shape)[1].value % block == 0;
+  return FillsBlocks((*v->type.shape)[1].value, block);
 }
 
-// How much a Conv gains from NCHWc, when its input channels fill whole blocks.
+// PadSafe for an IR node the pre-pass counts as layout-agnostic.
+bool IrPadSafe(const ir::Node& n) {
+  static const char* const kUnsafe[] = {"Div", "Log", "Sqrt", "Exp", "FusedElementwise"};
+  for (const char* op : kUnsafe)
+    if (n.op_type == op) return false;
+  return true;
+}
+
+// How much a Conv gains from NCHWc, when its input channels fill blocks (FillsBlocks).
 enum class Gain {
   kNone,    // not a conv that can run blocked
   kWeak,    // a 1x1 the cost model runs on gemm1x1: direct_nchwc is about as fast (94-98% of
@@ -470,13 +524,17 @@ std::unordered_set<const ir::Node*> ChooseBlockedConvs(const ir::Graph& g, IsaLe
       Group& grp = groups[Find(parent, static_cast<int>(v))];
       if (grp.conv_ends == 0) continue;
       if (!IrBlockable(val, block)) grp.ok = false;
+      if (IrBlockable(val, block) && (*val->type.shape)[1].value % block != 0) grp.padded = true;
       auto it = val->producer ? node_index.find(val->producer) : node_index.end();
       const bool inside = it != node_index.end() && WritesInGroup(kind[it->second]);
       if ((inside ? read_out[v] : read_in[v]) || (inside && is_output[v])) ++grp.reorders;
     }
+    for (size_t i = 0; i < n_nodes; ++i)
+      if (kind[i] == StepKind::kAgnostic && !IrPadSafe(*g.nodes()[i]))
+        groups[Find(parent, id.at(g.nodes()[i]->outputs[0]))].pad_unsafe = true;
     for (size_t v = 0; v < n_values; ++v) {
       const Group& grp = groups[Find(parent, static_cast<int>(v))];
-      blocked_root[v] = grp.ok && grp.reorders < grp.conv_ends;
+      blocked_root[v] = grp.ok && !(grp.padded && grp.pad_unsafe) && grp.reorders < grp.conv_ends;
     }
     changed = false;
     for (size_t i = 0; i < n_nodes; ++i) {

@@ -3,8 +3,9 @@
 // plain eltwise kernels broadcast over NCHW dims.
 //
 //   channel_scale_nchwc  y[n, cb, h, w, l] = x[n, cb, h, w, l] * s[n or 0, cb * c + l]:
-//                        x and y [N, C/c, H, W, c], s [N or 1, C, 1, 1] (a squeeze-and-excitation
-//                        scale). Params: int "block" (c, 2..64).
+//                        x and y [N, ceil(C/c), H, W, c], s [N or 1, C, 1, 1] (a squeeze-and-
+//                        excitation scale); padding lanes past C are scaled by 0.
+//                        Params: int "block" (c, 2..64).
 #include <array>
 #include <cstdint>
 
@@ -48,12 +49,16 @@ class ChannelScaleKernel final : public StepKernel {
     const auto n = static_cast<size_t>(x->dim(0)), blocks = static_cast<size_t>(x->dim(1));
     const auto hw = static_cast<size_t>(x->dim(2) * x->dim(3));
     const bool per_image = s->dim(0) != 1;
+    const auto channels = static_cast<size_t>(s->dim(1));
     const float* xp = x->data<float>();
     const float* sp = s->data<float>();
     float* yp = args.outputs[0]->data<float>();
     ParallelFor(args.pool, n * blocks, [&](size_t item) {
-      const size_t img = item / blocks, cb = item % blocks;
-      const float* scale = sp + ((per_image ? img : 0) * blocks + cb) * c;
+      const size_t img = item / blocks, c0 = item % blocks * c;
+      // This block's scales; the padding lanes past C get 0 (their x is finite padding).
+      float scale[64];
+      const float* s_img = sp + (per_image ? img : 0) * channels;
+      for (size_t l = 0; l < c; ++l) scale[l] = c0 + l < channels ? s_img[c0 + l] : 0.0f;
       const float* in = xp + item * hw * c;
       float* out = yp + item * hw * c;
       if (c == 16) {
@@ -85,10 +90,10 @@ class ChannelScaleKernel final : public StepKernel {
   // x [N, C/c, H, W, c] and s [N or 1, C, 1, 1].
   Status Check(const Dims& x, const Dims& s) const {
     if (x.size() != 5 || x[4] != block_ || s.size() != 4 || (s[0] != 1 && s[0] != x[0]) ||
-        s[1] != x[1] * block_ || s[2] != 1 || s[3] != 1) {
+        s[1] < 1 || (s[1] + block_ - 1) / block_ != x[1] || s[2] != 1 || s[3] != 1) {
       return Status::Error("step '", step_.name, "' (channel_scale_nchwc): x ", DimsToString(x),
-                           " and scale ", DimsToString(s), " are not [N, C/", block_, ", H, W, ",
-                           block_, "] and [N or 1, C, 1, 1]");
+                           " and scale ", DimsToString(s), " are not [N, ceil(C/", block_,
+                           "), H, W, ", block_, "] and [N or 1, C, 1, 1]");
     }
     return Status::Ok();
   }

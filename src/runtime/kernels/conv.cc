@@ -5,7 +5,7 @@
 // file may be hostile. When the prepared algorithm runs on NCHWc, Run reorders an NCHW input
 // into the workspace, convolves there and reorders the output back, except for a side that
 // lowering's layout plan (lower/layout.h) already keeps blocked: params "layout_in" /
-// "layout_out" = the block, and that value is [N, C/c, H, W, c], read or written in place.
+// "layout_out" = the block, and that value is [N, ceil(C/c), H, W, c], read or written in place.
 //
 // PreparedConv fixes the batch size, but nothing else depends on it: the kernel keeps a second
 // view prepared for one image and runs a batch of any other size an image at a time.
@@ -94,7 +94,12 @@ class ConvKernel final : public StepKernel {
     const conv::PreparedConv& conv = whole ? batch_ : single_;
     const size_t images = whole ? 1 : n;
     const conv::ConvParams& p = conv.params();
-    const size_t x_step = p.n * p.c * p.h * p.w, y_step = p.n * p.m * p.out_h() * p.out_w();
+    // One image of each side: a blocked side holds C padded to whole blocks.
+    const size_t cb = conv.block();
+    const size_t x_step = in_blocked_ ? conv::NchwcSize(p.n, p.c, p.h, p.w, cb)
+                                      : p.n * p.c * p.h * p.w;
+    const size_t y_step = out_blocked_ ? conv::NchwcSize(p.n, p.m, p.out_h(), p.out_w(), cb)
+                                       : p.n * p.m * p.out_h() * p.out_w();
     for (size_t i = 0; i < images; ++i) {
       Status s = RunOnce(conv, x.data<float>() + i * x_step, y.data<float>() + i * y_step,
                          reinterpret_cast<float*>(args.workspace), args.pool);
@@ -121,10 +126,11 @@ class ConvKernel final : public StepKernel {
     const auto b = static_cast<int64_t>(batch_.block());
     const auto c = static_cast<int64_t>(p.c), h = static_cast<int64_t>(p.h),
                w = static_cast<int64_t>(p.w);
+    const int64_t cb = (c + b - 1) / b;  // a blocked side pads C to whole blocks
     const bool fits =
-        in_blocked_ ? x.size() == 5 && x[1] == c / b && x[4] == b : x.size() == 4 && x[1] == c;
+        in_blocked_ ? x.size() == 5 && x[1] == cb && x[4] == b : x.size() == 4 && x[1] == c;
     if (!fits || x[0] < 0 || x[2] != h || x[3] != w) {
-      const Dims want = in_blocked_ ? Dims{x.empty() ? 0 : x[0], c / b, h, w, b}
+      const Dims want = in_blocked_ ? Dims{x.empty() ? 0 : x[0], cb, h, w, b}
                                     : Dims{x.empty() ? 0 : x[0], c, h, w};
       return Status::Error("step '", name_, "' (conv2d): input X is ", DimsToString(x),
                            " but the step was compiled for ", DimsToString(want),
@@ -142,7 +148,7 @@ class ConvKernel final : public StepKernel {
     const conv::ConvParams& p = batch_.params();
     const auto m = static_cast<int64_t>(p.m), b = static_cast<int64_t>(batch_.block());
     const auto oh = static_cast<int64_t>(p.out_h()), ow = static_cast<int64_t>(p.out_w());
-    *d = out_blocked_ ? std::array<int64_t, 5>{n, m / b, oh, ow, b}
+    *d = out_blocked_ ? std::array<int64_t, 5>{n, (m + b - 1) / b, oh, ow, b}
                       : std::array<int64_t, 5>{n, m, oh, ow, 0};
     return {d->data(), out_blocked_ ? 5u : 4u};
   }
@@ -244,14 +250,12 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
   }
   gemm::Epilogue ep;
   KILN_RETURN_IF_ERROR(ReadActivation(sp, &ep));
-  // A blocked side holds whole blocks only (no padded channels) of the conv's own block.
+  // A blocked side is in the conv's own block (its last block may be padded).
   const int64_t layout_in = sp.IntOr("layout_in", 0), layout_out = sp.IntOr("layout_out", 0);
   const auto block = static_cast<int64_t>(parts.block);
-  for (auto [key, v, ch] :
-       {std::tuple{"layout_in", layout_in, p.c}, std::tuple{"layout_out", layout_out, p.m}}) {
-    if (v != 0 && (block < 2 || v != block || ch % parts.block != 0)) {
-      return Status::Error("step parameter '", key, "' = ", v, " does not fit block ", block,
-                           " and ", ch, " channels");
+  for (auto [key, v] : {std::tuple{"layout_in", layout_in}, std::tuple{"layout_out", layout_out}}) {
+    if (v != 0 && (block < 2 || v != block)) {
+      return Status::Error("step parameter '", key, "' = ", v, " does not fit block ", block);
     }
   }
 

@@ -5,9 +5,9 @@
 //   maxpool2d, avgpool2d  int_lists "kernel" [kh, kw], "strides" [sh, sw], "dilations" [dh, dw],
 //                         "pads" [top, left, bottom, right]; ints "ceil_mode",
 //                         "count_include_pad" (average only).
-//   global_avgpool, global_maxpool  global_avgpool: optional int "layout_in" = c, the input is
-//                         channel-blocked [N, C/c, H, W, c] (lower/layout.h); the output is
-//                         [N, C, 1, 1] either way.
+//   global_avgpool, global_maxpool  global_avgpool: optional ints "layout_in" = c and "channels"
+//                         = C, the input is channel-blocked [N, ceil(C/c), H, W, c]
+//                         (lower/layout.h); the output is [N, C, 1, 1] either way.
 //   reduce                strings "op" (mean, sum); int_lists "axes" (sorted, distinct, >= 0);
 //                         ints "rank", "keepdims".
 #include "kernels/pool/pool.h"
@@ -219,11 +219,13 @@ class GlobalPoolKernel final : public StepKernel {
     const DType f32[] = {DType::kFloat32};
     KILN_RETURN_IF_ERROR(kernel_util::CommonDType(step, module, f32).status());
     const int64_t block = step.params.IntOr("layout_in", 0);
-    // Blocked input: the average only (the plan never blocks a max pool's input).
-    if (block != 0 && (block < 2 || block > 64 || max))
-      return Status::Error("step '", step.name, "': layout_in ", block,
-                           " is not a block of 2..64 of a global average pool");
-    return std::unique_ptr<StepKernel>(new GlobalPoolKernel(step, max, block));
+    const int64_t channels = step.params.IntOr("channels", 0);
+    // Blocked input: the average only (the plan never blocks a max pool's input), of C channels
+    // in ceil(C / c) blocks.
+    if (block != 0 && (block < 2 || block > 64 || max || channels < 1 || channels > (1 << 24)))
+      return Status::Error("step '", step.name, "': layout_in ", block, " and channels ",
+                           channels, " are not a block of 2..64 of a global average pool");
+    return std::unique_ptr<StepKernel>(new GlobalPoolKernel(step, max, block, channels));
   }
 
   Status InferShapes(std::span<const Dims* const> inputs,
@@ -267,19 +269,20 @@ class GlobalPoolKernel final : public StepKernel {
   }
 
  private:
-  GlobalPoolKernel(const Step& step, bool max, int64_t block)
-      : step_(step), max_(max), block_(block) {}
+  GlobalPoolKernel(const Step& step, bool max, int64_t block, int64_t channels)
+      : step_(step), max_(max), block_(block), channels_(channels) {}
 
-  // [N, C, spatial...] -> [N, C, 1...]; blocked: [N, C/c, H, W, c] -> [N, C, 1, 1]. Returns the
-  // output rank.
+  // [N, C, spatial...] -> [N, C, 1...]; blocked: [N, ceil(C/c), H, W, c] -> [N, C, 1, 1].
+  // Returns the output rank.
   Expected<size_t> OutputShape(const Dims& x, std::array<int64_t, kMaxRank>* out) const {
     out->fill(1);
     if (block_ > 0) {
-      if (x.size() != 5 || x[4] != block_)
-        return Status::Error("step '", step_.name, "': blocked global pooling needs [N, C/",
-                             block_, ", H, W, ", block_, "], got ", DimsToString(x));
+      const int64_t blocks = (channels_ + block_ - 1) / block_;
+      if (x.size() != 5 || x[1] != blocks || x[4] != block_)
+        return Status::Error("step '", step_.name, "': blocked global pooling needs [N, ", blocks,
+                             ", H, W, ", block_, "], got ", DimsToString(x));
       (*out)[0] = x[0];
-      (*out)[1] = x[1] * block_;
+      (*out)[1] = channels_;
       return size_t{4};
     }
     if (x.size() < 3)
@@ -292,26 +295,29 @@ class GlobalPoolKernel final : public StepKernel {
 
   // The average: each (image, channel block) sums H * W vectors of c lanes into c outputs.
   void RunBlocked(const Tensor& x, const float* xp, float* yp, ThreadPool* pool) const {
-    const auto c = static_cast<size_t>(block_);
-    const auto blocks = static_cast<size_t>(x.dim(0) * x.dim(1));
+    const auto c = static_cast<size_t>(block_), channels = static_cast<size_t>(channels_);
+    const auto per_image = static_cast<size_t>(x.dim(1));
+    const auto blocks = static_cast<size_t>(x.dim(0)) * per_image;
     const auto hw = static_cast<size_t>(x.dim(2) * x.dim(3));
     // H * W = 0 gives 0 / 0 = NaN, as the NCHW kernel.
     const float count = static_cast<float>(hw);
     ParallelFor(pool, blocks, [&](size_t b) {
       const float* in = xp + b * hw * c;
-      float* out = yp + b * c;
+      const size_t c0 = b % per_image * c;  // the block's first channel; lanes past C are padding
+      float* out = yp + b / per_image * channels + c0;
       float acc[64] = {};
       for (size_t i = 0; i < hw; ++i) {
         const float* v = in + i * c;
         for (size_t l = 0; l < c; ++l) acc[l] += v[l];
       }
-      for (size_t l = 0; l < c; ++l) out[l] = acc[l] / count;
+      for (size_t l = 0; l < c && c0 + l < channels; ++l) out[l] = acc[l] / count;
     });
   }
 
   Step step_;
   bool max_;
-  int64_t block_;  // 0: NCHW input
+  int64_t block_;     // 0: NCHW input
+  int64_t channels_;  // C of a blocked input
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // The "layout_reorder" step kernel: moves a float tensor between plain NCHW [N, C, H, W] and the
 // channel-blocked NCHWc layout of kDirectNchwc convolutions, held as a 5-D value
-// [N, C/c, H, W, c]. Lowering (lower/layout.cc) inserts one where a blocked chain of steps meets
-// a step that reads or writes NCHW. C is always a multiple of the block here (no padded
-// channels), so both sides hold the same number of floats.
+// [N, ceil(C/c), H, W, c]. Lowering (lower/layout.cc) inserts one where a blocked chain of steps
+// meets a step that reads or writes NCHW. When C is not a multiple of c, the padding lanes of the
+// last block are written as zeros and ignored on the way back.
 //
 // Params: "block" (c, 2..64), "channels" (C), "to_blocked" (1: NCHW -> NCHWc, 0: back).
 #include <array>
@@ -25,10 +25,10 @@ class ReorderKernel final : public StepKernel {
     KILN_ASSIGN_OR_RETURN(int64_t channels, step.params.Int("channels"));
     KILN_ASSIGN_OR_RETURN(int64_t to_blocked, step.params.Int("to_blocked"));
     if (block < 2 || block > 64 || channels < 1 || channels > (int64_t{1} << 24) ||
-        channels % block != 0 || (to_blocked != 0 && to_blocked != 1)) {
+        (to_blocked != 0 && to_blocked != 1)) {
       return Status::Error("layout_reorder: block ", block, ", channels ", channels,
-                           " and to_blocked ", to_blocked,
-                           " are not a whole number of blocks of 2..64 channels");
+                           " and to_blocked ", to_blocked, " are not a block of 2..64, 1..2^24 "
+                           "channels and 0 or 1");
     }
     return std::unique_ptr<StepKernel>(new ReorderKernel(
         step, static_cast<size_t>(block), static_cast<size_t>(channels), to_blocked == 1));
@@ -76,17 +76,18 @@ class ReorderKernel final : public StepKernel {
   // [N, C, H, W] <-> [N, C/c, H, W, c]; an error for any other input. Returns y's rank.
   Expected<size_t> OutputShape(const Dims& x, std::array<int64_t, 5>* y) const {
     const auto c = static_cast<int64_t>(channels_), b = static_cast<int64_t>(block_);
+    const int64_t cb = (c + b - 1) / b;
     if (to_blocked_ && x.size() == 4 && x[1] == c) {
-      *y = {x[0], c / b, x[2], x[3], b};
+      *y = {x[0], cb, x[2], x[3], b};
       return size_t{5};
     }
-    if (!to_blocked_ && x.size() == 5 && x[1] == c / b && x[4] == b) {
+    if (!to_blocked_ && x.size() == 5 && x[1] == cb && x[4] == b) {
       *y = {x[0], c, x[2], x[3], 0};
       return size_t{4};
     }
     return Status::Error("step '", step_.name, "' (layout_reorder): input ", DimsToString(x),
                          " is not ", to_blocked_ ? StrCat("[N,", c, ",H,W]")
-                                                 : StrCat("[N,", c / b, ",H,W,", b, "]"));
+                                                 : StrCat("[N,", cb, ",H,W,", b, "]"));
   }
   Expected<Dims> OutputDims(const Dims& x) const {
     std::array<int64_t, 5> y;
