@@ -1,23 +1,27 @@
 // Layout planning: which module values are held channel-blocked (NCHWc) instead of NCHW.
 //
-// A conv step whose prepared algorithm is kDirectNchwc convolves on NCHWc; on its own it
-// reorders its input and output through its workspace on every run. This plan keeps whole
-// chains blocked instead: a value is blocked when it belongs to a group of values joined by
-// layout-agnostic steps (unary eltwise; binary eltwise over operands of one shape) and that
-// group touches such convs, with every channel count a multiple of the block (no padded
-// channels). Blocked values get the 5-D dims [N, C/c, H, W, c], so the eltwise kernels, which
-// walk flat same-shape buffers, run on them unchanged; the conv steps say which of their sides
-// are blocked in params ("layout_in"/"layout_out" = c). Where a blocked group meets a step that
-// needs NCHW (pools, gemm, other convs, graph outputs, reference partitions), one explicit
-// "layout_reorder" step per value is inserted, shared by all its NCHW readers.
+// A conv step whose prepared algorithm is kDirectNchwc or a blocked kDepthwise convolves on
+// NCHWc; on its own it reorders its input and output through its workspace on every run. This
+// plan keeps whole chains blocked instead: a value is blocked when it belongs to a group of values
+// joined by layout-agnostic steps (unary eltwise; binary eltwise over operands of one shape; a
+// per-channel Mul by an [N, C, 1, 1] scale, which becomes "channel_scale_nchwc") and that group
+// touches such convs. Blocked values get the 5-D dims [N, ceil(C/c), H, W, c]: a last block may
+// be padded by up to a third of C when every step in the group keeps the padding lanes finite
+// (the next conv's zero weights cancel them). The eltwise kernels, which walk flat same-shape
+// buffers, run on them unchanged; the conv steps say which of their sides are blocked in params
+// ("layout_in"/"layout_out" = c), and a global average pool may read a blocked input
+// ("layout_in", "channels"). Where a blocked group meets a step that needs NCHW (other pools,
+// gemm, other convs, graph outputs, reference partitions), one explicit "layout_reorder" step per
+// value is inserted, shared by all its NCHW readers.
 //
 // It runs on the lowered module and follows the algorithms the native lowerings chose. Those
 // choices are layout-aware: before lowering, ChooseBlockedConvs runs the same grouping on the IR
-// graph with every conv that could run on NCHWc counted as one (1x1 and other dense convs whose
-// input channels fill whole blocks, depthwise convs with dwconv's blocked windows), and names
-// the convs that touch a group worth blocking. Lowering prepares those as kDirectNchwc or
-// blocked kDepthwise (LowerContext::PreferBlocked), so whole depthwise-separable chains
-// (1x1 expand, depthwise, 1x1 project, residual Add) stay NCHWc; the cost model picks the rest.
+// graph with every conv that could gain from NCHWc counted as one (1x1 convs, windows the cost
+// model gives the direct kernel, depthwise convs within dwconv's blocked windows), drops those
+// that would not pay (a 1x1 needs both sides blocked, a depthwise conv one) until stable, and
+// names the rest. Lowering prepares those as kDirectNchwc or blocked kDepthwise
+// (LowerContext::PreferBlocked), so whole depthwise-separable chains (1x1 expand, depthwise,
+// squeeze-and-excitation, 1x1 project, residual Add) stay NCHWc; the cost model picks the rest.
 #pragma once
 
 #include <cstddef>
