@@ -27,10 +27,17 @@ using Clock = std::chrono::steady_clock;
 
 // How long a thread spins before it sleeps. A worker spins across the gap between two parallel
 // regions (a step's bookkeeping, a small single-threaded step), which is a few microseconds when
-// nothing else runs; the caller spins while its partner finishes the last index. Longer spins
-// only matter when the machine is busy, and there they cost the time slice the partner needs.
-constexpr auto kWorkerSpin = std::chrono::microseconds(200);
-constexpr auto kCallerSpin = std::chrono::microseconds(50);
+// nothing else runs; the caller spins while its partner finishes the last index. Too short, and
+// a worker is asleep when the next region starts whenever another process competes for a core:
+// with 200 / 50 us, ShuffleNet at 2 threads beside onnxruntime's spinning threads
+// (bench/compare.py) took 4.48 ms against pthreadpool's 2.61; with 2 ms / 200 us, 3.10. Too
+// long, and spinning threads burn the time slices their partners need when the machine is
+// oversubscribed: with three busy processes on the 2 cores, MobileNetV2 / ResNet-18 at 2
+// threads took 20.0 / 60.0 ms here against pthreadpool's 24.3 / 92.4 (12.4 / 51.1 with the
+// shorter spins). With one busy process the two pools are level (8.4 / 6.7 ms, MobileNetV2 /
+// ShuffleNet), and on a quiet machine too.
+constexpr auto kWorkerSpin = std::chrono::microseconds(2000);
+constexpr auto kCallerSpin = std::chrono::microseconds(200);
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
