@@ -245,20 +245,6 @@ Status RunSplit(RunContext& ctx) {
 
 // ---- Slice -----------------------------------------------------------------------------------
 
-// Per-axis slice of a dim of size d; returns the normalized start and the element count.
-std::pair<int64_t, int64_t> SliceAxis(int64_t start, int64_t end, int64_t step, int64_t d) {
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, d);
-    end = std::clamp<int64_t>(end, 0, d);
-    return {start, end > start ? (end - start + step - 1) / step : 0};
-  }
-  start = std::clamp<int64_t>(start, -1, d - 1);
-  end = std::clamp<int64_t>(end, -1, d - 1);
-  // end - start and step are negative: count = ceil((start - end) / -step).
-  return {start, start > end ? (start - end + (-step) - 1) / (-step) : 0};
-}
 
 struct SliceArgs {
   std::vector<int64_t> starts, ends, axes, steps;
@@ -305,8 +291,9 @@ Status InferSlice(ir::Node& node) {
     for (size_t k = 0; k < a.axes.size(); ++k) {
       const Dim& d = (*in)[a.axes[k]];
       (*out)[a.axes[k]] =
-          d.is_static() ? Dim::Static(SliceAxis(a.starts[k], a.ends[k], a.steps[k], d.value).second)
-                        : Dim::Unknown();
+          d.is_static()
+              ? Dim::Static(ref::SliceAxis(a.starts[k], a.ends[k], a.steps[k], d.value).second)
+              : Dim::Unknown();
     }
   }
   SetOutputType(node, 0, TypeOf(InputDType(node, 0), out));
@@ -327,7 +314,7 @@ Status RunSlice(RunContext& ctx) {
   p.counts = in->dims();
   for (size_t k = 0; k < a.axes.size(); ++k) {
     const int64_t axis = a.axes[k];
-    auto [start, count] = SliceAxis(a.starts[k], a.ends[k], a.steps[k], in->dim(axis));
+    auto [start, count] = ref::SliceAxis(a.starts[k], a.ends[k], a.steps[k], in->dim(axis));
     p.starts[axis] = start;
     p.steps[axis] = a.steps[k];
     p.counts[axis] = count;

@@ -149,6 +149,24 @@ Expected<std::vector<Tensor>> Split(const Tensor& in, int64_t axis,
   return outs;
 }
 
+std::pair<int64_t, int64_t> SliceAxis(int64_t start, int64_t end, int64_t step, int64_t d) {
+  // Clamped first so that adding d to a huge negative bound cannot overflow.
+  constexpr int64_t kLimit = int64_t{1} << 61;
+  start = std::clamp(start, -kLimit, kLimit);
+  end = std::clamp(end, -kLimit, kLimit);
+  if (start < 0) start += d;
+  if (end < 0) end += d;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, d);
+    end = std::clamp<int64_t>(end, 0, d);
+    return {start, end > start ? (end - start + step - 1) / step : 0};
+  }
+  start = std::clamp<int64_t>(start, -1, d - 1);
+  end = std::clamp<int64_t>(end, -1, d - 1);
+  // end - start and step are negative: count = ceil((start - end) / -step).
+  return {start, start > end ? (start - end + (-step) - 1) / (-step) : 0};
+}
+
 Expected<Tensor> Slice(const Tensor& in, const SliceParams& p) {
   const size_t rank = in.dims().size();
   if (p.starts.size() != rank || p.steps.size() != rank || p.counts.size() != rank)

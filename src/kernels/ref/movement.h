@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/status.h"
@@ -75,6 +76,10 @@ Expected<Tensor> Concat(const std::vector<const Tensor*>& inputs, int64_t axis);
 // sizes sum to in.dim(axis).
 Expected<std::vector<Tensor>> Split(const Tensor& in, int64_t axis,
                                     const std::vector<int64_t>& sizes);
+
+// ONNX Slice's rule for one axis of size d: the first index read and the element count. start
+// and end may be any int64 (INT64_MIN and INT64_MAX mean "from the far end"); step is not 0.
+std::pair<int64_t, int64_t> SliceAxis(int64_t start, int64_t end, int64_t step, int64_t d);
 
 // Full-rank slice parameters: starts already clamped per ONNX rules, count elements per axis.
 struct SliceParams {

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstring>
 
+#include "kernels/ref/movement.h"
 #include "runtime/kernels/families.h"
 #include "runtime/kernels/kernel_util.h"
 
@@ -56,21 +57,6 @@ void ForRows(ThreadPool* pool, size_t rows, size_t total_bytes, Fn&& fn) {
 // ---------------------------------------------------------------------------------------------
 // Slice.
 
-// ONNX's per-axis clamping for a dim of size d: the first index and the count.
-std::pair<int64_t, int64_t> SliceAxis(int64_t start, int64_t end, int64_t step, int64_t d) {
-  start = std::clamp(start, -kLimit, kLimit);
-  end = std::clamp(end, -kLimit, kLimit);
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, d);
-    end = std::clamp<int64_t>(end, 0, d);
-    return {start, end > start ? (end - start + step - 1) / step : 0};
-  }
-  start = std::clamp<int64_t>(start, -1, d - 1);
-  end = std::clamp<int64_t>(end, -1, d - 1);
-  return {start, start > end ? (start - end + (-step) - 1) / (-step) : 0};
-}
 
 template <class T>
 void StridedRows(const std::byte* xb, std::byte* yb, size_t rank,
@@ -131,7 +117,7 @@ class SliceKernel final : public StepKernel {
     Dims out = *x;
     for (size_t i = 0; i < axes_.size(); ++i) {
       const auto a = static_cast<size_t>(axes_[i]);
-      out[a] = SliceAxis(starts_[i], ends_[i], steps_[i], (*x)[a]).second;
+      out[a] = ref::SliceAxis(starts_[i], ends_[i], steps_[i], (*x)[a]).second;
     }
     outputs->assign(1, std::move(out));
     return Status::Ok();
@@ -151,7 +137,7 @@ class SliceKernel final : public StepKernel {
     }
     for (size_t i = 0; i < axes_.size(); ++i) {
       const auto a = static_cast<size_t>(axes_[i]);
-      std::tie(start[a], count[a]) = SliceAxis(starts_[i], ends_[i], steps_[i], x->dim(a));
+      std::tie(start[a], count[a]) = ref::SliceAxis(starts_[i], ends_[i], steps_[i], x->dim(a));
       step[a] = steps_[i];
     }
     Tensor* y = args.outputs[0];
