@@ -252,7 +252,8 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
 
 TEST(Conv, EveryActivationOnEachAlgorithm) {
   const ConvParams shapes[] = {P(1, 16, 7, 9, 20, 1, 1), P(1, 16, 7, 9, 20, 3, 3, 1, 1),
-                               P(1, 8, 7, 9, 8, 3, 3, 1, 1, 1, 8)};
+                               P(1, 8, 7, 9, 8, 3, 3, 1, 1, 1, 8),
+                               P(1, 3, 15, 17, 24, 3, 3, 2, 1)};  // a stem
   for (const ConvParams& p : shapes) {
     for (Algorithm algo : kAlgorithms) {
       if (!Supports(algo, p)) continue;
@@ -293,8 +294,13 @@ TEST(Conv, CostModelPicks) {
             Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kScalar),
             Algorithm::kIm2colGemm);
+  // Image stems (C <= 4) run the grouped direct kernel as one group; not on scalar code.
   EXPECT_EQ(ChooseAlgorithm(P(1, 3, 224, 224, 64, 7, 7, 2, 3), IsaLevel::kAvx2),
+            Algorithm::kGroupedDirect);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 3, 224, 224, 64, 7, 7, 2, 3), IsaLevel::kScalar),
             Algorithm::kIm2colGemm);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 16, 28, 28, 32, 3, 3, 1, 1), IsaLevel::kAvx512),
+            Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 32), IsaLevel::kAvx2),
             Algorithm::kDepthwise);
   EXPECT_EQ(ChooseAlgorithm(P(1, 104, 28, 28, 104, 3, 3, 1, 1, 1, 13), IsaLevel::kAvx2),
