@@ -39,7 +39,8 @@ std::vector<IsaLevel> IsaLevels() {
 
 ThreadPool* Pool(size_t threads) {
   static std::unique_ptr<ThreadPool> two = std::move(ThreadPool::Create(2).value());
-  return threads == 2 ? two.get() : nullptr;
+  static std::unique_ptr<ThreadPool> three = std::move(ThreadPool::Create(3).value());
+  return threads == 2 ? two.get() : threads == 3 ? three.get() : nullptr;
 }
 
 std::vector<float> Random(size_t n, float lo, float hi, std::mt19937& rng) {
@@ -71,7 +72,41 @@ std::vector<PoolCase> PoolCases() {
       {1, 1, 5, 16, 3, 1, 1, 2, 0, 0, 2, 0, false},
       {2, 1, 6, 100, 4, 3, 2, 2, 3, 2, 3, 2, true},
       {1, 1, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, false},
+      // The models' shapes, channels cut: SqueezeNet (ceil), ResNet stem, GoogLeNet (ceil, s1).
+      {1, 3, 111, 111, 3, 3, 2, 2, 0, 0, 0, 0, true},
+      {1, 5, 27, 27, 3, 3, 2, 2, 0, 0, 0, 0, true},
+      {1, 3, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false},
+      {1, 7, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, true},
+      {1, 9, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, true},
+      {1, 9, 14, 14, 2, 2, 2, 2, 0, 0, 0, 0, true},
+      {1, 4, 13, 13, 3, 3, 2, 2, 0, 0, 0, 0, true},
+      {1, 2, 40, 47, 5, 5, 3, 3, 2, 2, 2, 2, true},  // stride 3, wide pads
+      {1, 2, 9, 50, 1, 1, 2, 2, 0, 0, 0, 0, false},  // 1x1 stride 2
+      {1, 1, 4, 2, 3, 3, 1, 1, 2, 2, 2, 2, false},   // input narrower than the window
   };
+  // Random geometries: kernel 1..5, stride 1..3, pads below the kernel, sizes 1..40.
+  std::mt19937 rng(kSeed + 7);
+  auto pick = [&](size_t lo, size_t hi) {
+    return std::uniform_int_distribution<size_t>(lo, hi)(rng);
+  };
+  while (cases.size() < 60) {
+    PoolCase c{};
+    c.n = pick(1, 2);
+    c.c = pick(1, 4);
+    c.kh = pick(1, 5);
+    c.kw = pick(1, 5);
+    c.sh = pick(1, 3);
+    c.sw = pick(1, 3);
+    c.pt = pick(0, c.kh - 1);
+    c.pb = pick(0, c.kh - 1);
+    c.pl = pick(0, c.kw - 1);
+    c.pr = pick(0, c.kw - 1);
+    c.h = pick(1, 40);
+    c.w = pick(1, 40);
+    c.ceil = pick(0, 1) == 1;
+    if (c.h + c.pt + c.pb < c.kh || c.w + c.pl + c.pr < c.kw) continue;
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -114,7 +149,7 @@ TEST(HotPool, MaxAndAveragePool2dMatchReference) {
     ref::AveragePool<float>(g, x.data(), expect_avg.data(), false);
     ref::AveragePool<float>(g, x.data(), expect_avg_pad.data(), true);
     for (IsaLevel isa : IsaLevels()) {
-      for (size_t threads : {1, 2}) {
+      for (size_t threads : {1, 2, 3}) {
         SCOPED_TRACE(
             StrCat(PoolString(pc), " isa=", IsaName(isa), " threads=", threads, " seed=", kSeed));
         pool::Options o;

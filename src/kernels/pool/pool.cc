@@ -1,6 +1,7 @@
 #include "kernels/pool/pool.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/pool/ukernel_table.h"
 
@@ -35,37 +36,43 @@ Status Pool2d(const Pool2dParams& p, const float* x, float* y, const Options& op
   const size_t rows = planes * p.out_h;
   if (rows == 0 || p.out_w == 0) return Status::Ok();
   const PoolUkernel& k = SelectPoolUkernel(options.isa.value_or(ActiveIsa()));
-  const ukernels::F32Pool2dRowFn fn = max ? k.maxpool : k.avgpool;
-  const size_t row_work = p.out_w * p.kernel_h * p.kernel_w;
+  const ukernels::F32Pool2dFn fn = max ? k.maxpool : k.avgpool;
+  const size_t row_work = p.in_w * p.kernel_h + p.out_w * p.kernel_w;
   const size_t threads = ThreadCount(options.pool);
   size_t per_task = rows;
   if (threads > 1) {
     per_task = std::max<size_t>(1, kMinTaskWork / std::max<size_t>(row_work, 1));
     per_task = std::max(per_task, (rows + 4 * threads - 1) / (4 * threads));
   }
-  const size_t padded_h = p.in_h + p.pad_top + p.pad_bottom;
+  const size_t buf_floats =
+      ukernels::F32Pool2dBufferFloats(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_left);
   ParallelFor(options.pool, (rows + per_task - 1) / per_task, [&](size_t t) {
-    ukernels::F32Pool2dRowParams rp{};
-    rp.iw = p.in_w;
-    rp.ow = p.out_w;
-    rp.kw = p.kernel_w;
-    rp.stride = p.stride_w;
-    rp.pad_left = p.pad_left;
-    rp.pad_right = p.pad_right;
-    rp.row_stride = p.in_w;
-    rp.count_include_pad = p.count_include_pad ? 1 : 0;
+    ukernels::F32Pool2dParams kp{};
+    kp.ih = p.in_h;
+    kp.iw = p.in_w;
+    kp.ow = p.out_w;
+    kp.kh = p.kernel_h;
+    kp.kw = p.kernel_w;
+    kp.stride_h = p.stride_h;
+    kp.stride_w = p.stride_w;
+    kp.pad_top = p.pad_top;
+    kp.pad_left = p.pad_left;
+    kp.pad_bottom = p.pad_bottom;
+    kp.pad_right = p.pad_right;
+    kp.count_include_pad = p.count_include_pad ? 1 : 0;
+    // The kernel's scratch rows: one set per thread, kept, so that a session's runs at unchanged
+    // shapes do not allocate.
+    thread_local std::vector<float> buf;
+    if (buf.size() < buf_floats) buf.resize(buf_floats);
+    kp.buf = buf.data();
+    // Output rows [begin, end) of the flattened [planes, out_h], one kernel call per plane.
     const size_t end = std::min(rows, (t + 1) * per_task);
-    for (size_t r = t * per_task; r < end; ++r) {
-      const size_t plane = r / p.out_h, oy = r % p.out_h;
-      const size_t start = oy * p.stride_h;  // padded coordinates
-      const size_t stop = start + p.kernel_h;
-      const size_t r0 = start < p.pad_top ? 0 : std::min(start - p.pad_top, p.in_h);
-      const size_t r1 = stop < p.pad_top ? 0 : std::min(stop - p.pad_top, p.in_h);
-      const size_t nrows = r1 > r0 ? r1 - r0 : 0;
-      rp.row_count =
-          static_cast<float>(p.count_include_pad ? std::min(stop, padded_h) - start : nrows);
-      const float* xr = x + (plane * p.in_h + r0) * p.in_w;
-      fn(xr, nrows, y + r * p.out_w, &rp);
+    for (size_t r = t * per_task; r < end;) {
+      const size_t plane = r / p.out_h;
+      kp.oy_begin = r % p.out_h;
+      kp.oy_end = std::min(p.out_h, kp.oy_begin + (end - r));
+      fn(x + plane * p.in_h * p.in_w, y + plane * p.out_h * p.out_w, &kp);
+      r += kp.oy_end - kp.oy_begin;
     }
   });
   return Status::Ok();

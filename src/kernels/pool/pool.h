@@ -2,8 +2,9 @@
 // the output size, count_include_pad; dilation 1) and global average and max.
 //
 // The driver is portable C++: it walks (plane, output row) pairs split over a ThreadPool, finds
-// the input rows inside each window, and hands them to a row microkernel that vectorizes the
-// output columns whose windows lie inside the input (stride 1 and 2) and loops over the edges.
+// the input rows inside each window, and hands them to a row microkernel that reduces them into
+// a padded scratch row and pools that row horizontally (vectorized for stride 1 and 2; see
+// ukernels/f32_pool_impl.h).
 #pragma once
 
 #include <cstddef>

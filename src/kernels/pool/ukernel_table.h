@@ -11,8 +11,8 @@ namespace kiln::pool {
 struct PoolUkernel {
   const char* name;  // the ISA's suffix, as in f32_maxpool2d__<name>
   IsaLevel isa;
-  ukernels::F32Pool2dRowFn maxpool;
-  ukernels::F32Pool2dRowFn avgpool;
+  ukernels::F32Pool2dFn maxpool;
+  ukernels::F32Pool2dFn avgpool;
   ukernels::F32ReduceFn gmaxpool;
   ukernels::F32ReduceFn gavgpool;
 };

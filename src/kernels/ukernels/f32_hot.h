@@ -9,7 +9,7 @@
 //   f32_vbinaryc_{add,sub,mul,div,max,min}__S   y = a op *c           (F32VBinaryCFn)
 //   f32_vrbinaryc_{sub,div}__S                  y = *c op a           (F32VBinaryCFn)
 //   f32_v{relu,clip,sigmoid,tanh,silu,hswish,hsigmoid,gelu,exp,lrelu}__S  (F32VUnaryParamFn)
-//   f32_maxpool2d__S, f32_avgpool2d__S           one output row        (F32Pool2dRowFn)
+//   f32_maxpool2d__S, f32_avgpool2d__S           rows of one plane     (F32Pool2dFn)
 //   f32_gmaxpool__S, f32_gavgpool__S             one plane to a value  (F32ReduceFn)
 //   f32_rmax__S, f32_rsum__S, f32_raddexpminusmax__S, f32_raddstoreexpminusmax__S,
 //   f32_vscale__S, f32_rsumsqdiff__S, f32_vlayernorm__S                (softmax, layer norm)
@@ -37,23 +37,35 @@ struct F32UnaryParams {
 };
 using F32VUnaryParamFn = void (*)(size_t n, const float* x, float* y, const F32UnaryParams* p);
 
-// One output row of 2-D pooling over `nrows` input rows (x, x + row_stride, ...), all inside the
-// input: y[ox] for ox < ow pools columns [ox * stride - pad_left, + kw) clipped to [0, iw).
-// Average pooling divides by row_count times the column count: the valid columns, or with
-// count_include_pad those inside [-pad_left, iw + pad_right).
-struct F32Pool2dRowParams {
-  size_t iw;
-  size_t ow;
-  size_t kw;
-  size_t stride;
-  size_t pad_left;
-  size_t pad_right;
-  size_t row_stride;
-  float row_count;
+// Output rows [oy_begin, oy_end) of one plane of 2-D pooling: x is the input plane [ih, iw], y
+// the output plane [*, ow] (row oy at y + oy * ow). Output (oy, ox) pools the window rows
+// [oy * stride_h - pad_top, + kh) and columns [ox * stride_w - pad_left, + kw) clipped to the
+// input; padding never wins a max. Average pooling divides by the valid positions, or with
+// count_include_pad by those inside the explicit padding (never the ones ceil_mode adds past it).
+// buf is the caller's scratch of F32Pool2dBufferFloats(...) floats (microkernels do not
+// allocate), one per thread.
+struct F32Pool2dParams {
+  size_t ih, iw, ow;
+  size_t kh, kw;
+  size_t stride_h, stride_w;
+  size_t pad_top, pad_left, pad_bottom, pad_right;
+  size_t oy_begin, oy_end;
   uint32_t count_include_pad;
+  float* buf;
 };
-using F32Pool2dRowFn = void (*)(const float* x, size_t nrows, float* y,
-                                const F32Pool2dRowParams* p);
+// Floats of one padded scratch row: the row, and whole vectors (up to 16 lanes) of outputs read
+// past its end.
+constexpr size_t F32Pool2dRowFloats(size_t iw, size_t ow, size_t kw, size_t stride_w,
+                                    size_t pad_left) {
+  const size_t padded = pad_left + iw, reads = (ow + 15) / 16 * 16 * stride_w + kw;
+  return padded > reads ? padded : reads;
+}
+// Two rows: the kernel reduces the next row's inputs into one while it pools the other.
+constexpr size_t F32Pool2dBufferFloats(size_t iw, size_t ow, size_t kw, size_t stride_w,
+                                       size_t pad_left) {
+  return 2 * F32Pool2dRowFloats(iw, ow, kw, stride_w, pad_left);
+}
+using F32Pool2dFn = void (*)(const float* x, float* y, const F32Pool2dParams* p);
 
 // Reduces n >= 1 values to one (max or sum; the global pools return the mean for average).
 using F32ReduceFn = float (*)(size_t n, const float* x);
@@ -95,8 +107,8 @@ using F32VLayerNormFn = void (*)(size_t n, const float* x, float mean, float inv
   void f32_vgelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);               \
   void f32_vexp__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);                \
   void f32_vlrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams* p);              \
-  void f32_maxpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p);   \
-  void f32_avgpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p);   \
+  void f32_maxpool2d__##S(const float* x, float* y, const F32Pool2dParams* p);                    \
+  void f32_avgpool2d__##S(const float* x, float* y, const F32Pool2dParams* p);                    \
   float f32_gmaxpool__##S(size_t n, const float* x);                                              \
   float f32_gavgpool__##S(size_t n, const float* x);                                              \
   float f32_rmax__##S(size_t n, const float* x);                                                  \

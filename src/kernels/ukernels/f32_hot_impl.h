@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "kernels/ukernels/f32_hot.h"
+#include "kernels/ukernels/f32_pool_impl.h"  // HotPool2d
 
 namespace kiln::ukernels {
 namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
@@ -277,80 +278,6 @@ inline void HotLayerNorm(size_t n, const float* x, float mean, float inv_std, co
   }
 }
 
-// One output row of 2-D pooling (see F32Pool2dRowFn). Columns whose window lies inside the input
-// run vectorized for stride 1 and 2; the edges and other strides take the scalar loop.
-template <class V, bool kMax>
-inline void HotPool2dRow(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p) {
-  using T = typename V::T;
-  constexpr size_t w = V::kWidth;
-  const size_t iw = p->iw, ow = p->ow, kw = p->kw, s = p->stride, pl = p->pad_left;
-  const size_t rs = p->row_stride;
-  // Scalar path for output column ox.
-  auto one = [&](size_t ox) {
-    const size_t start = ox * s;  // in padded coordinates
-    const size_t c0 = start < pl ? 0 : start - pl;
-    const size_t end = start + kw;  // padded, exclusive
-    const size_t c1 = end < pl ? 0 : (end - pl < iw ? end - pl : iw);
-    float acc = kMax ? -__builtin_inff() : 0.0f;
-    for (size_t r = 0; r < nrows; ++r) {
-      const float* row = x + r * rs;
-      for (size_t c = c0; c < c1; ++c) {
-        if (kMax) {
-          acc = row[c] > acc ? row[c] : acc;
-        } else {
-          acc += row[c];
-        }
-      }
-    }
-    if (!kMax) {
-      size_t cols = c1 > c0 ? c1 - c0 : 0;
-      if (p->count_include_pad) {
-        const size_t pend = iw + pl + p->pad_right;  // padded width
-        cols = (end < pend ? end : pend) - start;
-      }
-      acc = acc / (p->row_count * static_cast<float>(cols));
-    }
-    y[ox] = acc;
-  };
-  // Interior: ox * s >= pl and ox * s - pl + kw <= iw.
-  size_t lo = (pl + s - 1) / s;
-  size_t hi = iw + pl >= kw ? (iw + pl - kw) / s + 1 : 0;
-  if (hi > ow) hi = ow;
-  if (lo > hi) lo = hi;
-  size_t ox = 0;
-  for (; ox < lo; ++ox) one(ox);
-  if (s <= 2) {
-    const T scale = V::Set(1.0f / (p->row_count * static_cast<float>(kw)));
-    // A stride-2 load reads one float past the last tap, so it needs one more column of input.
-    for (; ox + w <= hi && (ox + w - 1) * s - pl + kw + (s - 1) <= iw; ox += w) {
-      T acc = V::Set(kMax ? -__builtin_inff() : 0.0f);
-      for (size_t r = 0; r < nrows; ++r) {
-        const float* base = x + r * rs + ox * s - pl;
-        for (size_t k = 0; k < kw; ++k) {
-          const T v = s == 1 ? V::Load(base + k) : V::LoadEvens(base + k);
-          acc = kMax ? V::Max(acc, v) : V::Add(acc, v);
-        }
-      }
-      V::Store(y + ox, kMax ? acc : V::Mul(acc, scale));
-    }
-    if (s == 1 && ox < hi) {
-      // The interior's last columns as one masked vector (reads stay inside the interior).
-      const size_t r = hi - ox;
-      T acc = V::Set(kMax ? -__builtin_inff() : 0.0f);
-      for (size_t row = 0; row < nrows; ++row) {
-        const float* base = x + row * rs + ox - pl;
-        for (size_t k = 0; k < kw; ++k) {
-          const T v = V::LoadPartial(base + k, r);
-          acc = kMax ? V::Max(acc, v) : V::Add(acc, v);
-        }
-      }
-      V::StorePartial(y + ox, kMax ? acc : V::Mul(acc, scale), r);
-      ox = hi;
-    }
-  }
-  for (; ox < ow; ++ox) one(ox);
-}
-
 }  // namespace
 }  // namespace kiln::ukernels
 
@@ -436,11 +363,11 @@ inline void HotPool2dRow(const float* x, size_t nrows, float* y, const F32Pool2d
     const V::T a = V::Set(p->alpha);                                                               \
     HotMap<V>(n, x, y, [a](V::T v) { return V::IfNegative(v, V::Mul(v, a), v); });                 \
   }                                                                                                \
-  void f32_maxpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p) {   \
-    HotPool2dRow<V, true>(x, nrows, y, p);                                                         \
+  void f32_maxpool2d__##S(const float* x, float* y, const F32Pool2dParams* p) {                   \
+    HotPool2d<V, true>(x, y, p);                                                                   \
   }                                                                                                \
-  void f32_avgpool2d__##S(const float* x, size_t nrows, float* y, const F32Pool2dRowParams* p) {   \
-    HotPool2dRow<V, false>(x, nrows, y, p);                                                        \
+  void f32_avgpool2d__##S(const float* x, float* y, const F32Pool2dParams* p) {                    \
+    HotPool2d<V, false>(x, y, p);                                                                  \
   }                                                                                                \
   float f32_gmaxpool__##S(size_t n, const float* x) { return HotReduce<V, true>(n, x); }           \
   float f32_gavgpool__##S(size_t n, const float* x) {                                              \

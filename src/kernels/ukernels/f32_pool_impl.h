@@ -1,0 +1,166 @@
+// The body of the f32 2-D pooling row microkernel (f32_maxpool2d__S, f32_avgpool2d__S), written
+// over the same vector traits V as f32_hot_impl.h, which includes it (same rules: internal
+// linkage, one copy per ISA file, no std:: templates).
+//
+// One output row is pooled in two passes over a scratch row (F32Pool2dRowParams::buf):
+//  1. vertical: the nrows input rows reduced elementwise (contiguous, full vectors) into
+//     buf[pad_left, pad_left + iw), with the fill value (-inf for max, 0 for average) written to
+//     the leading padding and to everything past the input that the second pass reads;
+//  2. horizontal: y[ox] reduces buf[ox * stride + k], k < kw. The fill makes every window look
+//     interior, so each output vector takes kw loads (stride 1), kw even-lane gathers (stride 2,
+//     two loads and a permute each) or a plain loop (stride >= 3), with no edge cases; only the
+//     average's edge columns, whose divisor differs, are redone one by one afterwards.
+// Before this, each output column pooled its window straight from the input rows (kh * kw
+// strided loads per vector) and every column whose window crossed an edge or the row's last
+// partial vector ran a scalar loop: on 3x3 stride-2 pools most of a short row (13..55 outputs).
+//
+// Max uses V::Max (x86 semantics: the second operand when either is NaN), as the kernel always
+// has; whether a NaN wins depends on where it sits, as in the reference.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/ukernels/f32_hot.h"
+
+namespace kiln::ukernels {
+namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
+
+template <class V, bool kMax>
+inline typename V::T PoolOp(typename V::T a, typename V::T b) {
+  return kMax ? V::Max(a, b) : V::Add(a, b);
+}
+
+// Pass 1 for output row oy: reduces its window's input rows into b[0, iw) and returns the
+// average's row count (the rows inside the input, or with count_include_pad the window's rows
+// inside the explicit padding).
+template <class V, bool kMax>
+inline float HotPoolRows(const float* x, size_t oy, float* b, const F32Pool2dParams* p) {
+  using T = typename V::T;
+  constexpr size_t w = V::kWidth;
+  const size_t ih = p->ih, iw = p->iw, pt = p->pad_top;
+  const size_t start = oy * p->stride_h, stop = start + p->kh;  // padded coordinates
+  const size_t r0 = start < pt ? 0 : (start - pt < ih ? start - pt : ih);
+  const size_t r1 = stop < pt ? 0 : (stop - pt < ih ? stop - pt : ih);
+  const size_t nrows = r1 > r0 ? r1 - r0 : 0;
+  const float* xr = x + r0 * iw;
+  size_t i = 0;
+  if (nrows == 0) {
+    for (; i < iw; ++i) b[i] = kMax ? -__builtin_inff() : 0.0f;
+  } else {
+    for (; i + w <= iw; i += w) {
+      T acc = V::Load(xr + i);
+      for (size_t r = 1; r < nrows; ++r) acc = PoolOp<V, kMax>(acc, V::Load(xr + r * iw + i));
+      V::Store(b + i, acc);
+    }
+    if (i < iw) {
+      const size_t n = iw - i;
+      T acc = V::LoadPartial(xr + i, n);
+      for (size_t r = 1; r < nrows; ++r)
+        acc = PoolOp<V, kMax>(acc, V::LoadPartial(xr + r * iw + i, n));
+      V::StorePartial(b + i, acc, n);
+    }
+  }
+  if (!p->count_include_pad) return static_cast<float>(nrows);
+  const size_t padded_h = ih + pt + p->pad_bottom;
+  return static_cast<float>((stop < padded_h ? stop : padded_h) - start);
+}
+
+// Pass 2: one output row from the padded scratch row buf.
+template <class V, bool kMax>
+inline void HotPoolColumns(const float* buf, float row_count, float* y, const F32Pool2dParams* p) {
+  using T = typename V::T;
+  constexpr size_t w = V::kWidth;
+  const size_t iw = p->iw, ow = p->ow, kw = p->kw, s = p->stride_w, pl = p->pad_left;
+  // Average: the interior columns (window inside the input) divide by row_count * kw; the
+  // others are redone below.
+  const float sc = 1.0f / (row_count * static_cast<float>(kw));
+  if (s <= 2) {
+    const T scale = V::Set(sc);
+    for (size_t ox = 0; ox < ow; ox += w) {
+      const float* base = buf + ox * s;
+      T acc = s == 1 ? V::Load(base) : V::LoadEvens(base);
+      for (size_t k = 1; k < kw; ++k)
+        acc = PoolOp<V, kMax>(acc, s == 1 ? V::Load(base + k) : V::LoadEvens(base + k));
+      if (!kMax) acc = V::Mul(acc, scale);
+      if (ox + w <= ow) {
+        V::Store(y + ox, acc);
+      } else {
+        V::StorePartial(y + ox, acc, ow - ox);
+      }
+    }
+  } else {
+    for (size_t ox = 0; ox < ow; ++ox) {
+      const float* base = buf + ox * s;
+      float acc = base[0];
+      for (size_t k = 1; k < kw; ++k) {
+        if (kMax) {
+          acc = acc > base[k] ? acc : base[k];  // V::Max's operand order
+        } else {
+          acc += base[k];
+        }
+      }
+      y[ox] = kMax ? acc : acc * sc;
+    }
+  }
+  if (kMax) return;
+  // Interior: ox * s >= pl and ox * s - pl + kw <= iw.
+  size_t lo = (pl + s - 1) / s;
+  size_t hi = iw + pl >= kw ? (iw + pl - kw) / s + 1 : 0;
+  if (lo > ow) lo = ow;
+  if (hi < lo) hi = lo;
+  const size_t padded_end = pl + iw + p->pad_right;
+  auto edge = [&](size_t ox) {
+    const size_t start = ox * s, end = start + kw;  // padded coordinates
+    float sum = buf[start];
+    for (size_t k = 1; k < kw; ++k) sum += buf[start + k];
+    size_t cols;
+    if (p->count_include_pad) {
+      cols = (end < padded_end ? end : padded_end) - start;
+    } else {
+      const size_t c0 = start > pl ? start : pl, c1 = end < pl + iw ? end : pl + iw;
+      cols = c1 > c0 ? c1 - c0 : 0;
+    }
+    y[ox] = sum / (row_count * static_cast<float>(cols));
+  };
+  for (size_t ox = 0; ox < lo; ++ox) edge(ox);
+  for (size_t ox = hi; ox < ow; ++ox) edge(ox);
+}
+
+template <class V, bool kMax>
+inline void HotPool2d(const float* x, float* y, const F32Pool2dParams* p) {
+  using T = typename V::T;
+  constexpr size_t w = V::kWidth;
+  const size_t iw = p->iw, ow = p->ow, pl = p->pad_left;
+  if (p->oy_begin >= p->oy_end) return;
+  const float fill = kMax ? -__builtin_inff() : 0.0f;
+  const T vfill = V::Set(fill);
+  const size_t row_floats = F32Pool2dRowFloats(iw, ow, p->kw, p->stride_w, pl);
+  float* const bufs[2] = {p->buf, p->buf + row_floats};
+  // The padding of both rows, once: the leading pad and everything past the input that pass 2
+  // reads (whole vectors of this ISA's width, within F32Pool2dRowFloats).
+  const size_t reads = (ow + w - 1) / w * w * p->stride_w + p->kw;
+  for (float* b : bufs) {
+    for (size_t i = 0; i < pl; ++i) b[i] = fill;
+    for (size_t j = pl + iw; j < reads; j += w) {
+      if (j + w <= reads) {
+        V::Store(b + j, vfill);
+      } else {
+        V::StorePartial(b + j, vfill, reads - j);
+      }
+    }
+  }
+  // Pipelined by one row: pass 1 of row oy + 1 goes into the other buffer before pass 2 of row
+  // oy, so pass 2 reads (at other offsets) stores that left the store queue long ago instead of
+  // stalling on ones that cannot be forwarded.
+  float row_count = HotPoolRows<V, kMax>(x, p->oy_begin, bufs[0] + pl, p);
+  for (size_t oy = p->oy_begin; oy < p->oy_end; ++oy) {
+    const size_t cur = (oy - p->oy_begin) & 1;
+    float next_count = 0.0f;
+    if (oy + 1 < p->oy_end) next_count = HotPoolRows<V, kMax>(x, oy + 1, bufs[cur ^ 1] + pl, p);
+    HotPoolColumns<V, kMax>(bufs[cur], row_count, y + oy * ow, p);
+    row_count = next_count;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ukernels
