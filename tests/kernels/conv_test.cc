@@ -121,6 +121,21 @@ std::vector<ConvParams> Shapes() {
       Asym(P(1, 21, 9, 13, 21, 3, 3, 1, 0, 1, 21), 0, 2, 1, 0, 2, 1),  // odd depthwise, asym
       P(2, 32, 7, 7, 32, 7, 7, 1, 3, 1, 32),                            // the largest blocked dw
       P(1, 16, 13, 15, 20, 1, 1),  // a 1x1 over more pixels than one NCHWc chunk (96)
+      // Small padded maps: kDirectNchwc convolves a zero-padded copy of the input, one run of
+      // equal tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
+      // M past a pair of blocks and a lone last block; a padded 1x1, plain and strided).
+      P(1, 20, 1, 1, 40, 3, 3, 1, 1),
+      P(2, 24, 2, 2, 20, 3, 3, 1, 1),
+      P(1, 32, 4, 4, 48, 3, 3, 1, 1),
+      P(2, 24, 7, 7, 56, 3, 3, 1, 1),
+      P(1, 40, 14, 14, 32, 3, 3, 2, 1),
+      P(2, 17, 13, 13, 24, 3, 3, 2, 1),
+      P(1, 16, 5, 5, 16, 3, 3, 2, 1),
+      Asym(P(1, 16, 7, 9, 36, 3, 3), 1, 0, 2, 1, 2, 1),
+      P(1, 24, 7, 7, 24, 5, 5, 1, 2),
+      P(1, 16, 9, 29, 32, 3, 3, 1, 1),  // rows of 29: tiles of 10, 10 and 9 (AVX-512)
+      P(1, 16, 5, 6, 24, 1, 1, 1, 1),
+      Asym(P(1, 16, 5, 7, 20, 1, 1), 1, 0, 0, 1, 2, 2),
   };
 }
 
@@ -176,7 +191,8 @@ void RunCase(const Case& tc) {
   ro.epilogue.activation = tc.act;
   ro.epilogue.clip_min = -0.25f;
   ro.epilogue.clip_max = 0.5f;
-  std::vector<float> ws(conv->WorkspaceSize(tc.threads));
+  // NaN scratch: a driver must not rely on a zeroed workspace (the runtime reuses its arena).
+  std::vector<float> ws(conv->WorkspaceSize(tc.threads), std::numeric_limits<float>::quiet_NaN());
   ro.workspace = ws.empty() ? nullptr : ws.data();
 
   std::vector<float> y(p.n * p.m * oh * ow, std::numeric_limits<float>::quiet_NaN());

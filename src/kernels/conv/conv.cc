@@ -183,6 +183,7 @@ size_t PreparedConv::WorkspaceSize(size_t threads) const {
   if (algorithm_ == Algorithm::kGemm1x1) return Gemm1x1Workspace(*this);
   if (algorithm_ == Algorithm::kWinograd) return WinogradWorkspace(*this, threads);
   if (algorithm_ == Algorithm::kGroupedDirect) return GroupedWorkspace(*this, threads);
+  if (algorithm_ == Algorithm::kDirectNchwc) return DirectNchwcWorkspace(*this, threads);
   if (algorithm_ != Algorithm::kIm2colGemm) return 0;
   return Im2colWorkspace(*this, threads);
 }
@@ -352,7 +353,8 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
     case Algorithm::kGemm1x1:
     case Algorithm::kIm2colGemm:
     case Algorithm::kWinograd:
-    case Algorithm::kGroupedDirect: {
+    case Algorithm::kGroupedDirect:
+    case Algorithm::kDirectNchwc: {
       const size_t need = conv.WorkspaceSize(ThreadCount(o.pool));
       std::vector<float> own;
       float* ws = o.workspace;
@@ -363,10 +365,9 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
       if (conv.algorithm() == Algorithm::kGemm1x1) return RunGemm1x1(conv, x, y, o, ws);
       if (conv.algorithm() == Algorithm::kWinograd) return RunWinograd(conv, x, y, o, ws);
       if (conv.algorithm() == Algorithm::kGroupedDirect) return RunGrouped(conv, x, y, o, ws);
+      if (conv.algorithm() == Algorithm::kDirectNchwc) return RunDirectNchwc(conv, x, y, o, ws);
       return RunIm2colGemm(conv, x, y, o, ws);
     }
-    case Algorithm::kDirectNchwc:
-      return RunDirectNchwc(conv, x, y, o);
     case Algorithm::kDepthwise:
       return RunDepthwise(conv, x, y, o);
     case Algorithm::kAuto:

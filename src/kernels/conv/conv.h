@@ -8,7 +8,8 @@
 //   kIm2colGemm  the general case: columns of im2col built a block at a time (the block stays in
 //                L2) and multiplied by the prepacked W; any padding, stride, dilation and groups.
 //   kDirectNchwc direct convolution on the channel-blocked layout NCHWc (c = 8 for scalar and
-//                AVX2, 16 for AVX-512; see layout.h); groups == 1. Input and output are NCHWc.
+//                AVX2, 16 for AVX-512; see layout.h); groups == 1. Input and output are NCHWc;
+//                a padded layer copies its input into a zero-padded buffer (the workspace).
 //   kDepthwise   groups == C == M: dwconv's row microkernels (a portable loop for dilations), on
 //                NCHW, or on NCHWc when prepared with PrepareOptions::layout = kNchwc.
 //   kWinograd    3x3, stride 1, dilation 1, groups 1: Winograd F(4x4, 3x3) (kernels/winograd),

@@ -15,6 +15,10 @@ struct ConvNchwcUkernel {
   size_t block;  // c of NCHWc
   size_t max_oc_blocks;
   ukernels::F32ConvNchwcFn fn;
+  // Output columns of one register tile with max_oc_blocks blocks (twice as many with one);
+  // the driver cuts a row into tiles of equal width, since the microkernel's own cut (whole
+  // tiles, then the remainder) leaves a narrow, latency-bound last tile. 0: no cut.
+  size_t tile = 0;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -46,9 +46,12 @@ size_t Im2colWorkspace(const PreparedConv& conv, size_t threads);
 Status RunIm2colGemm(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
                      float* workspace);
 
-// kDirectNchwc: W reordered to [M/c][C/c][KH][KW][ci][co].
+// kDirectNchwc: W reordered to [M/c][C/c][KH][KW][ci][co]. A padded layer convolves a
+// zero-padded copy of its input in the workspace.
 Status PrepareDirectNchwc(const float* weights, PreparedConv* conv);
-Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
+size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t threads);
+Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                      float* workspace);
 
 // kDepthwise: W copied as given; block() > 1 runs dwconv's NCHWc kernels.
 bool DepthwiseBlockedSupported(const ConvParams& p, size_t block);

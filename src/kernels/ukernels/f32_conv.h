@@ -20,8 +20,8 @@ namespace kiln::ukernels {
 //   w(ob, cb, kh, kw) = weights + ob * w_ob_stride + cb * w_cb_stride + kh * w_kh_stride
 //                       + kw * c * c                                ([ci][co], c * c floats)
 //   out[ob][j]        = output + ob * out_ob_stride + j * c.
-// The driver clips the window to the input (kh, kw are the taps that remain, input and weights
-// point at the first of them), so no padding is ever read.
+// The kernel reads no padding: the driver points input and weights at the first tap that lies
+// inside the input (kh, kw: the taps that remain), or pads a copy of the input itself.
 struct F32ConvNchwcParams {
   const float* input;
   const float* weights;
