@@ -16,7 +16,8 @@
 //   exp      Cody-Waite by ln 2, degree-5 polynomial (Cephes expf): 1.25 ulp [1.5] on [-87, 88];
 //            denormal results below, 0 under -103.97 and +inf over 88.72, as expf.
 //   tanh     -expm1(-2|x|) / (expm1(-2|x|) + 2), the expm1 accurate near 0: 2.48 ulp [3].
-//   sigmoid  e / (1 + e) with e = exp(-|x|), mirrored for x > 0: 2.31 ulp [3]; SiLU 3.53 [4].
+//   sigmoid  e / (1 + e) with e = exp(-|x|), mirrored for x > 0: 2.31 ulp [3].
+//   SiLU     x / (1 + exp(-x)) (no cancellation on either side): 2.79 ulp [4].
 //   gelu     erf by Abramowitz & Stegun 7.1.26 (erf abs. error <= 1.5e-7), evaluated as
 //            1 +- erfc so negative inputs keep their accuracy: abs. error 1.74e-7 * max(1, |x|)
 //            [2e-7].
@@ -78,12 +79,40 @@ inline typename V::T HotTanh(typename V::T x) {
   return V::CopySign(t, x);
 }
 
+// exp(-x), bit for bit HotExp(-x) (the sign flips are exact) without the negation: the reduced
+// argument is r' = -r and the odd polynomial coefficients change sign.
+template <class V>
+inline typename V::T HotExpNeg(typename V::T x) {
+  using T = typename V::T;
+  x = V::Max(V::Set(-89.0f), V::Min(V::Set(104.0f), x));  // NaN passes, as in HotExp
+  const T n = V::Round(V::Mul(x, V::Set(-1.44269504088896341f)));
+  T r = V::Fma(n, V::Set(0.693359375f), x);
+  r = V::Fma(n, V::Set(-2.12194440e-4f), r);
+  T p = V::Set(-1.9875691500e-4f);
+  p = V::Fma(p, r, V::Set(1.3981999507e-3f));
+  p = V::Fma(p, r, V::Set(-8.3334519073e-3f));
+  p = V::Fma(p, r, V::Set(4.1665795894e-2f));
+  p = V::Fma(p, r, V::Set(-1.6666665459e-1f));
+  p = V::Fma(p, r, V::Set(5.0000001201e-1f));
+  p = V::Fma(p, V::Mul(r, r), V::Sub(V::Set(1.0f), r));
+  return V::ScalePow2(p, n);
+}
+
 template <class V>
 inline typename V::T HotSigmoid(typename V::T x) {
   using T = typename V::T;
   const T e = HotExp<V>(V::Sub(V::Set(0.0f), V::Abs(x)));
   const T f = V::Div(e, V::Add(e, V::Set(1.0f)));
   return V::IfNegative(x, f, V::Sub(V::Set(1.0f), f));
+}
+
+// x / (1 + e^-x) loses nothing for x < 0 either (e^-x is large there, and 1 + e^-x as accurate
+// as e^-x), and costs 17 vector operations, not the 24 of x times the mirrored sigmoid (Zen 4:
+// 4.4 vs 5.8 ns per 16 floats). Below x = -88.7 the denominator is inf and the result -0 (at
+// most 3e-37 off). The same form for Sigmoid (1 / (1 + e^-x)) measured 3.0 ulp, past its bound.
+template <class V>
+inline typename V::T HotSilu(typename V::T x) {
+  return V::Div(x, V::Add(HotExpNeg<V>(x), V::Set(1.0f)));
 }
 
 template <class V>
@@ -339,7 +368,7 @@ inline void HotLayerNorm(size_t n, const float* x, float mean, float inv_std, co
     HotMap<V>(n, x, y, [](V::T v) { return HotTanh<V>(v); });                                      \
   }                                                                                                \
   void f32_vsilu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                 \
-    HotMap<V>(n, x, y, [](V::T v) { return V::Mul(v, HotSigmoid<V>(v)); });                        \
+    HotMap<V>(n, x, y, [](V::T v) { return HotSilu<V>(v); });                                      \
   }                                                                                                \
   void f32_vhswish__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {               \
     HotMap<V>(n, x, y, [](V::T v) {                                                                \
