@@ -390,11 +390,11 @@ void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, siz
   const gemm::GemmUkernel& uk = gemm::SelectGemmUkernel(isa);
   switch (ep.activation) {
     case gemm::Activation::kSilu:
-      return uk.silu(n, y, y);
+      return uk.silu(n, y, y, nullptr);
     case gemm::Activation::kHardSwish:
-      return uk.hswish(n, y, y);
+      return uk.hswish(n, y, y, nullptr);
     case gemm::Activation::kGelu:
-      return uk.gelu(n, y, y);
+      return uk.gelu(n, y, y, nullptr);
     default:
       return;
   }

@@ -111,7 +111,7 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
   }
   const IsaLevel cap = std::min(isa.value_or(ActiveIsa()), ActiveIsa());
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  F32VUnaryFn act = nullptr;
+  F32VUnaryParamFn act = nullptr;
   const gemm::GemmUkernel& guk = gemm::SelectGemmUkernel(cap);
   switch (ep.activation) {
     case gemm::Activation::kNone:
@@ -187,7 +187,7 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
         }
         args.out = y + (plane * oh + oy) * ow * cb;
         fn(&args);
-        if (act) act(ow * cb, args.out, args.out);
+        if (act) act(ow * cb, args.out, args.out, nullptr);
       }
     };
     ParallelFor(threads > 1 ? pool : nullptr, tasks, task);
@@ -225,7 +225,7 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
       }
       args.out = y + (plane * oh + oy) * ow;
       uk.fn(&args);
-      if (act) act(args.count * ow, args.out, args.out);
+      if (act) act(args.count * ow, args.out, args.out, nullptr);
     }
   };
   ParallelFor(threads > 1 ? pool : nullptr, tasks, task);

@@ -110,7 +110,7 @@ struct Problem {
   const float* bias_m = nullptr;
   const float* bias_n = nullptr;
   float min = -kInf, max = kInf;
-  ukernels::F32VUnaryFn act = nullptr;
+  ukernels::F32VUnaryParamFn act = nullptr;
   size_t kc = 0, mc = 0, nc = 0;
 };
 
@@ -151,7 +151,8 @@ void Transpose(Problem& pb) {
   pb.c_trans = !pb.c_trans;
 }
 
-// Runs one tile (MR x NR or a smaller edge) and its epilogue.
+// Runs one tile (MR x NR or a smaller edge) and the epilogue the microkernel applies (bias,
+// clamp); the driver applies pb.act over several tiles at once (ActRegion).
 void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const float* bp,
              size_t ldb, size_t i, size_t j, bool first_k, bool last_k) {
   const GemmUkernel& uk = *pb.uk;
@@ -166,12 +167,28 @@ void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const fl
   params.bias_m = last_k && pb.bias_m ? pb.bias_m + i : nullptr;
   params.bias_n = last_k && pb.bias_n ? pb.bias_n + j : nullptr;
   uk.gemm(mr, nr, kc, ap, bp, ldb, c, pb.ldc, &params);
-  if (last_k && pb.act) {
-    // Rows of the real C: nr of mr values when transposed.
-    const size_t rows = pb.c_trans ? nr : mr, cols = pb.c_trans ? mr : nr;
-    for (size_t r = 0; r < rows; ++r) pb.act(cols, c + r * pb.ldc, c + r * pb.ldc);
+}
+
+// pb.act over C(i, j) for i in [i0, i1), j in [j0, j1), one call per row of the real C.
+void ActRegion(const Problem& pb, size_t i0, size_t i1, size_t j0, size_t j1) {
+  if (pb.c_trans) {
+    for (size_t j = j0; j < j1; ++j) {
+      float* c = pb.c + j * pb.ldc + i0;
+      pb.act(i1 - i0, c, c, nullptr);
+    }
+  } else {
+    for (size_t i = i0; i < i1; ++i) {
+      float* c = pb.c + i * pb.ldc + j0;
+      pb.act(j1 - j0, c, c, nullptr);
+    }
   }
 }
+
+// The activation runs over spans of about this many floats of a row of C (8 AVX-512 vectors),
+// over regions of at most kActRegion floats (32 KiB: still in L1 from the tiles' stores).
+// Calling it per row of each tile cost more than the activation itself: rows of 14 floats in
+// the transposed product (one masked vector a call, right after the tile's masked stores).
+constexpr size_t kActSpan = 128, kActRegion = 8192;
 
 // B[k0.., j0 : j0 + cols] (src points at (k0, j0)) into NR-column panels. A transposed B (its
 // columns contiguous, as A^T is in the transposed product) goes through the ISA's transposing
@@ -200,8 +217,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
   const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed || pb.in_place_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
-  float* b_buf =
-      pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
+  float* b_buf = pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
   for (size_t jc = n0; jc < n1; jc += pb.nc) {
     const size_t nc = std::min(pb.nc, n1 - jc);
     for (size_t pc = 0; pc < pb.k; pc += pb.kc) {
@@ -237,23 +253,41 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
             PackAPanels(src, pb.a.rs, pb.a.cs, mc, kc, mr, a_buf, kc * mr);
           }
         }
-        for (size_t jr = 0; jr < nc; jr += nr) {
-          const float* bp;
-          size_t ldb = nr;
-          if (direct_b) {
-            bp = pb.b.p + pc * pb.b.rs + jc + jr;
-            ldb = pb.b.rs;
-          } else if (lazy_b) {
-            const size_t j = jc + jr;
-            PackB(pb, pb.b.p + pc * pb.b.rs + j * pb.b.cs, kc, std::min(nr, n1 - j), b_buf);
-            bp = b_buf;
-          } else {
-            bp = b_panels + jr / nr * b_stride;
+        // With an activation, tiles go in groups whose rows of C are kActSpan long: along M in
+        // the transposed product (C's rows are its columns), along N otherwise. Without one
+        // the groups change nothing.
+        const bool act = last_k && pb.act;
+        const size_t i_group = act && pb.c_trans ? std::max<size_t>(1, kActSpan / mr) * mr : mc;
+        const size_t j_group =
+            act && !pb.c_trans ? std::max<size_t>(1, std::min(kActSpan, kActRegion / mc) / nr) * nr
+                               : nc;
+        for (size_t jg = 0; jg < nc; jg += j_group) {
+          const size_t jg_end = std::min(nc, jg + j_group);
+          for (size_t jr = jg; jr < jg_end; jr += nr) {
+            const float* bp;
+            size_t ldb = nr;
+            if (direct_b) {
+              bp = pb.b.p + pc * pb.b.rs + jc + jr;
+              ldb = pb.b.rs;
+            } else if (lazy_b) {
+              const size_t j = jc + jr;
+              PackB(pb, pb.b.p + pc * pb.b.rs + j * pb.b.cs, kc, std::min(nr, n1 - j), b_buf);
+              bp = b_buf;
+            } else {
+              bp = b_panels + jr / nr * b_stride;
+            }
+            for (size_t ig = 0; ig < mc; ig += i_group) {
+              const size_t ig_end = std::min(mc, ig + i_group);
+              for (size_t ir = ig; ir < ig_end; ir += mr) {
+                RunTile(pb, kc, a_panels + ir / mr * a_stride, a_k, bp, ldb, ic + ir, jc + jr,
+                        first_k, last_k);
+              }
+              if (act && pb.c_trans) {
+                ActRegion(pb, ic + ig, ic + ig_end, jc + jr, jc + std::min(jr + nr, nc));
+              }
+            }
           }
-          for (size_t ir = 0; ir < mc; ir += mr) {
-            RunTile(pb, kc, a_panels + ir / mr * a_stride, a_k, bp, ldb, ic + ir, jc + jr,
-                    first_k, last_k);
-          }
+          if (act && !pb.c_trans) ActRegion(pb, ic, ic + mc, jc + jg, jc + jg_end);
         }
       }
     }
@@ -270,7 +304,7 @@ void RunEmptyK(const Problem& pb) {
       if (pb.bias_m) v += pb.bias_m[i];
       if (pb.bias_n) v += pb.bias_n[j];
       c[j * cs] = std::min(std::max(v, pb.min), pb.max);
-      if (pb.act) pb.act(1, c + j * cs, c + j * cs);
+      if (pb.act) pb.act(1, c + j * cs, c + j * cs, nullptr);
     }
   }
 }
@@ -298,9 +332,9 @@ bool TryGemv(const Problem& pb, ThreadPool* pool) {
     pb.uk->gemv(hi - lo, pb.k, pb.a.p + lo * pb.a.rs, pb.a.rs, pb.b.p, y, pb.ldc, &params);
     if (pb.act) {
       if (pb.ldc == 1) {
-        pb.act(hi - lo, y, y);
+        pb.act(hi - lo, y, y, nullptr);
       } else {
-        for (size_t i = 0; i < hi - lo; ++i) pb.act(1, y + i * pb.ldc, y + i * pb.ldc);
+        for (size_t i = 0; i < hi - lo; ++i) pb.act(1, y + i * pb.ldc, y + i * pb.ldc, nullptr);
       }
     }
   };

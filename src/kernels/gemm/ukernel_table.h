@@ -5,6 +5,7 @@
 #include <span>
 
 #include "kernels/ukernels/f32_gemm.h"
+#include "kernels/ukernels/f32_hot.h"
 #include "support/cpu.h"
 
 namespace kiln::gemm {
@@ -17,10 +18,11 @@ struct GemmUkernel {
   ukernels::F32GemmFn gemm;
   ukernels::F32GemvFn gemv;  // N == 1
   ukernels::F32PackAFn pack_a;  // plain A into a panel; null: the portable packing
-  // Activations applied to finished tiles (may be of a lower ISA than the GEMM kernel).
-  ukernels::F32VUnaryFn silu;
-  ukernels::F32VUnaryFn hswish;
-  ukernels::F32VUnaryFn gelu;
+  // Activations applied to finished tiles: the elementwise kernels of the same ISA (their
+  // F32UnaryParams are unused; pass null).
+  ukernels::F32VUnaryParamFn silu;
+  ukernels::F32VUnaryParamFn hswish;
+  ukernels::F32VUnaryParamFn gelu;
   // Lanes of one vector register (0: none; the driver then never transposes a product, as there
   // are no lanes to fill).
   size_t vec;

@@ -52,17 +52,12 @@ using F32GemvFn = void (*)(size_t m, size_t k, const float* a, size_t lda, const
 using F32PackAFn = void (*)(size_t rows, size_t kc, const float* a, size_t lda, size_t mr,
                             float* dst);
 
-// y[i] = f(x[i]) for i < n; y may equal x.
-using F32VUnaryFn = void (*)(size_t n, const float* x, float* y);
 
 // scalar
 void f32_gemm_4x8__scalar(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                           size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
 void f32_gemv__scalar(size_t m, size_t k, const float* a, size_t lda, const float* x, float* y,
                       size_t ldy, const F32GemmTileParams* params);
-void f32_vsilu__scalar(size_t n, const float* x, float* y);
-void f32_vhswish__scalar(size_t n, const float* x, float* y);
-void f32_vgelu__scalar(size_t n, const float* x, float* y);
 
 // avx2 + fma
 void f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
@@ -70,9 +65,6 @@ void f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a, co
 void f32_gemv__avx2_fma(size_t m, size_t k, const float* a, size_t lda, const float* x, float* y,
                         size_t ldy, const F32GemmTileParams* params);
 void f32_packa__avx2(size_t rows, size_t kc, const float* a, size_t lda, size_t mr, float* dst);
-void f32_vsilu__avx2_fma(size_t n, const float* x, float* y);
-void f32_vhswish__avx2_fma(size_t n, const float* x, float* y);
-void f32_vgelu__avx2_fma(size_t n, const float* x, float* y);
 
 // avx512 f/bw/dq/vl
 void f32_gemm_14x32__avx512f(size_t mr, size_t nr, size_t kc, const float* a, const float* b,

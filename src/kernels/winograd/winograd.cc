@@ -175,7 +175,7 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
     bias = ep.bias;
   }
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  ukernels::F32VUnaryFn act = nullptr;
+  ukernels::F32VUnaryParamFn act = nullptr;
   const gemm::GemmUkernel& guk = gemm::SelectGemmUkernel(isa_);
   switch (ep.activation) {
     case gemm::Activation::kNone:
@@ -309,7 +309,7 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
         for (size_t k = 0; k < 16; ++k) {
           float* r = res + k * tb;
           for (size_t t = 0; t < nt; ++t) r[t] = std::min(std::max(r[t] + sb, lo), hi);
-          act(nt, r, r);
+          act(nt, r, r, nullptr);
         }
         sb = 0.0f;
         slo = -std::numeric_limits<float>::infinity();
