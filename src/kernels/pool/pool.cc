@@ -50,6 +50,7 @@ Status Pool2d(const Pool2dParams& p, const float* x, float* y, const Options& op
     ukernels::F32Pool2dParams kp{};
     kp.ih = p.in_h;
     kp.iw = p.in_w;
+    kp.oh = p.out_h;
     kp.ow = p.out_w;
     kp.kh = p.kernel_h;
     kp.kw = p.kernel_w;
@@ -65,15 +66,10 @@ Status Pool2d(const Pool2dParams& p, const float* x, float* y, const Options& op
     thread_local std::vector<float> buf;
     if (buf.size() < buf_floats) buf.resize(buf_floats);
     kp.buf = buf.data();
-    // Output rows [begin, end) of the flattened [planes, out_h], one kernel call per plane.
-    const size_t end = std::min(rows, (t + 1) * per_task);
-    for (size_t r = t * per_task; r < end;) {
-      const size_t plane = r / p.out_h;
-      kp.oy_begin = r % p.out_h;
-      kp.oy_end = std::min(p.out_h, kp.oy_begin + (end - r));
-      fn(x + plane * p.in_h * p.in_w, y + plane * p.out_h * p.out_w, &kp);
-      r += kp.oy_end - kp.oy_begin;
-    }
+    // Output rows [begin, end) of the flattened [planes, out_h].
+    kp.row_begin = t * per_task;
+    kp.row_end = std::min(rows, (t + 1) * per_task);
+    fn(x, y, &kp);
   });
   return Status::Ok();
 }

@@ -37,19 +37,19 @@ struct F32UnaryParams {
 };
 using F32VUnaryParamFn = void (*)(size_t n, const float* x, float* y, const F32UnaryParams* p);
 
-// Output rows [oy_begin, oy_end) of one plane of 2-D pooling: x is the input plane [ih, iw], y
-// the output plane [*, ow] (row oy at y + oy * ow). Output (oy, ox) pools the window rows
-// [oy * stride_h - pad_top, + kh) and columns [ox * stride_w - pad_left, + kw) clipped to the
-// input; padding never wins a max. Average pooling divides by the valid positions, or with
-// count_include_pad by those inside the explicit padding (never the ones ceil_mode adds past it).
-// buf is the caller's scratch of F32Pool2dBufferFloats(...) floats (microkernels do not
-// allocate), one per thread.
+// Output rows [row_begin, row_end) of 2-D pooling, counted over planes: x holds the input planes
+// [*, ih, iw], y the output planes [*, oh, ow], and row r is row r % oh of plane r / oh. Output
+// (oy, ox) pools the window rows [oy * stride_h - pad_top, + kh) and columns
+// [ox * stride_w - pad_left, + kw) clipped to the input; padding never wins a max. Average pooling
+// divides by the valid positions, or with count_include_pad by those inside the explicit padding
+// (never the ones ceil_mode adds past it). buf is the caller's scratch of
+// F32Pool2dBufferFloats(...) floats (microkernels do not allocate), one per thread.
 struct F32Pool2dParams {
-  size_t ih, iw, ow;
+  size_t ih, iw, oh, ow;
   size_t kh, kw;
   size_t stride_h, stride_w;
   size_t pad_top, pad_left, pad_bottom, pad_right;
-  size_t oy_begin, oy_end;
+  size_t row_begin, row_end;
   uint32_t count_include_pad;
   float* buf;
 };

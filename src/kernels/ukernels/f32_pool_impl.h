@@ -65,12 +65,14 @@ inline float HotPoolRows(const float* x, size_t oy, float* b, const F32Pool2dPar
   return static_cast<float>((stop < padded_h ? stop : padded_h) - start);
 }
 
-// Pass 2: one output row from the padded scratch row buf.
-template <class V, bool kMax>
+// Pass 2: one output row from the padded scratch row buf. kKw, kS: the window width and stride
+// when known at compile time (the common 3x3 / 2x2 pools unroll), else 0.
+template <class V, bool kMax, size_t kKw, size_t kS>
 inline void HotPoolColumns(const float* buf, float row_count, float* y, const F32Pool2dParams* p) {
   using T = typename V::T;
   constexpr size_t w = V::kWidth;
-  const size_t iw = p->iw, ow = p->ow, kw = p->kw, s = p->stride_w, pl = p->pad_left;
+  const size_t iw = p->iw, ow = p->ow, pl = p->pad_left;
+  const size_t kw = kKw ? kKw : p->kw, s = kS ? kS : p->stride_w;
   // Average: the interior columns (window inside the input) divide by row_count * kw; the
   // others are redone below.
   const float sc = 1.0f / (row_count * static_cast<float>(kw));
@@ -126,12 +128,12 @@ inline void HotPoolColumns(const float* buf, float row_count, float* y, const F3
   for (size_t ox = hi; ox < ow; ++ox) edge(ox);
 }
 
-template <class V, bool kMax>
-inline void HotPool2d(const float* x, float* y, const F32Pool2dParams* p) {
+template <class V, bool kMax, size_t kKw, size_t kS>
+inline void HotPool2dRun(const float* x, float* y, const F32Pool2dParams* p) {
   using T = typename V::T;
   constexpr size_t w = V::kWidth;
   const size_t iw = p->iw, ow = p->ow, pl = p->pad_left;
-  if (p->oy_begin >= p->oy_end) return;
+  if (p->row_begin >= p->row_end) return;
   const float fill = kMax ? -__builtin_inff() : 0.0f;
   const T vfill = V::Set(fill);
   const size_t row_floats = F32Pool2dRowFloats(iw, ow, p->kw, p->stride_w, pl);
@@ -149,17 +151,36 @@ inline void HotPool2d(const float* x, float* y, const F32Pool2dParams* p) {
       }
     }
   }
-  // Pipelined by one row: pass 1 of row oy + 1 goes into the other buffer before pass 2 of row
-  // oy, so pass 2 reads (at other offsets) stores that left the store queue long ago instead of
-  // stalling on ones that cannot be forwarded.
-  float row_count = HotPoolRows<V, kMax>(x, p->oy_begin, bufs[0] + pl, p);
-  for (size_t oy = p->oy_begin; oy < p->oy_end; ++oy) {
-    const size_t cur = (oy - p->oy_begin) & 1;
+  // Pipelined by one row: pass 1 of the next row goes into the other buffer before pass 2 of
+  // this one, so pass 2 reads (at other offsets) stores that have had time to leave the store
+  // queue.
+  const size_t in_plane = p->ih * iw, oh = p->oh;
+  size_t plane = p->row_begin / oh, oy = p->row_begin % oh;
+  float row_count = HotPoolRows<V, kMax>(x + plane * in_plane, oy, bufs[0] + pl, p);
+  for (size_t r = p->row_begin; r < p->row_end; ++r) {
+    const size_t cur = (r - p->row_begin) & 1;
+    size_t next_plane = plane, next_oy = oy + 1;
+    if (next_oy == oh) {
+      ++next_plane;
+      next_oy = 0;
+    }
     float next_count = 0.0f;
-    if (oy + 1 < p->oy_end) next_count = HotPoolRows<V, kMax>(x, oy + 1, bufs[cur ^ 1] + pl, p);
-    HotPoolColumns<V, kMax>(bufs[cur], row_count, y + oy * ow, p);
+    if (r + 1 < p->row_end)
+      next_count =
+          HotPoolRows<V, kMax>(x + next_plane * in_plane, next_oy, bufs[cur ^ 1] + pl, p);
+    HotPoolColumns<V, kMax, kKw, kS>(bufs[cur], row_count, y + (plane * oh + oy) * ow, p);
+    plane = next_plane;
+    oy = next_oy;
     row_count = next_count;
   }
+}
+
+template <class V, bool kMax>
+inline void HotPool2d(const float* x, float* y, const F32Pool2dParams* p) {
+  if (p->kw == 3 && p->stride_w == 2) return HotPool2dRun<V, kMax, 3, 2>(x, y, p);
+  if (p->kw == 3 && p->stride_w == 1) return HotPool2dRun<V, kMax, 3, 1>(x, y, p);
+  if (p->kw == 2 && p->stride_w == 2) return HotPool2dRun<V, kMax, 2, 2>(x, y, p);
+  HotPool2dRun<V, kMax, 0, 0>(x, y, p);
 }
 
 }  // namespace
