@@ -16,9 +16,11 @@ struct ConvNchwcUkernel {
   size_t max_oc_blocks;
   ukernels::F32ConvNchwcFn fn;
   // Output columns of one register tile with max_oc_blocks blocks (twice as many with one);
-  // the driver cuts a row into tiles of equal width, since the microkernel's own cut (whole
-  // tiles, then the remainder) leaves a narrow, latency-bound last tile. 0: no cut.
-  size_t tile = 0;
+  // the driver cuts a row into tiles of equal width when none is narrower than tile_min (twice
+  // that with one block), since the microkernel's own cut (whole tiles, then the remainder)
+  // leaves a narrow last tile: FMA-latency-bound, and streaming all the weights for a few
+  // columns. 0: no cut.
+  size_t tile = 0, tile_min = 0;
 };
 
 // Rows from the oldest ISA to the newest.
