@@ -35,7 +35,7 @@ Status Pool2d(const Pool2dParams& p, const float* x, float* y, const Options& op
   const size_t planes = p.batch * p.channels;
   const size_t rows = planes * p.out_h;
   if (rows == 0 || p.out_w == 0) return Status::Ok();
-  const PoolUkernel& k = SelectPoolUkernel(options.isa.value_or(ActiveIsa()));
+  const PoolUkernel& k = SelectPool2dUkernel(options.isa.value_or(ActiveIsa()), p.out_w);
   const ukernels::F32Pool2dFn fn = max ? k.maxpool : k.avgpool;
   const size_t row_work = p.in_w * p.kernel_h + p.out_w * p.kernel_w;
   const size_t threads = ThreadCount(options.pool);

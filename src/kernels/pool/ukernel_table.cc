@@ -30,4 +30,10 @@ const PoolUkernel& SelectPoolUkernel(IsaLevel cap) {
   return kernels::SelectByIsa<PoolUkernel>(kTable, cap);
 }
 
+const PoolUkernel& SelectPool2dUkernel(IsaLevel cap, size_t out_w) {
+  const PoolUkernel& k = SelectPoolUkernel(cap);
+  if (k.isa == IsaLevel::kAvx512 && out_w <= 8) return SelectPoolUkernel(IsaLevel::kAvx2);
+  return k;
+}
+
 }  // namespace kiln::pool

@@ -53,11 +53,11 @@ struct F32Pool2dParams {
   uint32_t count_include_pad;
   float* buf;
 };
-// Floats of one padded scratch row: the row, and whole vectors (up to 16 lanes) of outputs read
-// past its end.
+// Floats of one padded scratch row: the row and a whole vector (up to 16 lanes) past it, and
+// whole vectors of outputs read past its end.
 constexpr size_t F32Pool2dRowFloats(size_t iw, size_t ow, size_t kw, size_t stride_w,
                                     size_t pad_left) {
-  const size_t padded = pad_left + iw, reads = (ow + 15) / 16 * 16 * stride_w + kw;
+  const size_t padded = pad_left + iw + 16, reads = (ow + 15) / 16 * 16 * stride_w + kw;
   return padded > reads ? padded : reads;
 }
 // Two rows: the kernel reduces the next row's inputs into one while it pools the other.

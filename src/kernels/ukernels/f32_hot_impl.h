@@ -9,7 +9,8 @@
 // StorePartial, Set, Add, Sub, Mul, Div, Max, Min (x86 semantics: the second operand when either
 // is NaN), MaxNan, MinNan (NaN propagates), Fma (a * b + c), Fnma (c - a * b), Abs, CopySign,
 // Round (to nearest even), ScalePow2 (p * 2^n for integral n in [-150, 128]), IfNegative,
-// ReduceAdd, ReduceMax, LoadEvens (p[0], p[2], ..., reading 2 * kWidth floats).
+// ReduceAdd, ReduceMax, LoadEvens (p[0], p[2], ..., reading 2 * kWidth floats), Evens (the
+// same of the registers a, b as consecutive floats).
 //
 // Accuracy, measured against double precision in tests/kernels/hot_eltwise_test.cc (the same
 // figures at every ISA level; the test asserts the bounds in brackets):

@@ -7,9 +7,9 @@
 //     buf[pad_left, pad_left + iw), with the fill value (-inf for max, 0 for average) written to
 //     the leading padding and to everything past the input that the second pass reads;
 //  2. horizontal: y[ox] reduces buf[ox * stride + k], k < kw. The fill makes every window look
-//     interior, so each output vector takes kw loads (stride 1), kw even-lane gathers (stride 2,
-//     two loads and a permute each) or a plain loop (stride >= 3), with no edge cases; only the
-//     average's edge columns, whose divisor differs, are redone one by one afterwards.
+//     interior, so each output vector takes kw loads (stride 1), 2 * kw loads and one even-lane
+//     permute (stride 2) or a plain loop (stride >= 3), with no edge cases; only the average's
+//     edge columns, whose divisor differs, are redone one by one afterwards.
 // Before this, each output column pooled its window straight from the input rows (kh * kw
 // strided loads per vector) and every column whose window crossed an edge or the row's last
 // partial vector ran a scalar loop: on 3x3 stride-2 pools most of a short row (13..55 outputs).
@@ -53,11 +53,14 @@ inline float HotPoolRows(const float* x, size_t oy, float* b, const F32Pool2dPar
       V::Store(b + i, acc);
     }
     if (i < iw) {
+      // The lanes past the row load as the fill, so a whole-vector store keeps the padding
+      // (the scratch row has room for it) and avoids a masked store.
       const size_t n = iw - i;
-      T acc = V::LoadPartial(xr + i, n);
+      const float fill = kMax ? -__builtin_inff() : 0.0f;
+      T acc = V::LoadPartialOr(xr + i, n, fill);
       for (size_t r = 1; r < nrows; ++r)
-        acc = PoolOp<V, kMax>(acc, V::LoadPartial(xr + r * iw + i, n));
-      V::StorePartial(b + i, acc, n);
+        acc = PoolOp<V, kMax>(acc, V::LoadPartialOr(xr + r * iw + i, n, fill));
+      V::Store(b + i, acc);
     }
   }
   if (!p->count_include_pad) return static_cast<float>(nrows);
@@ -68,7 +71,8 @@ inline float HotPoolRows(const float* x, size_t oy, float* b, const F32Pool2dPar
 // Pass 2: one output row from the padded scratch row buf. kKw, kS: the window width and stride
 // when known at compile time (the common 3x3 / 2x2 pools unroll), else 0.
 template <class V, bool kMax, size_t kKw, size_t kS>
-inline void HotPoolColumns(const float* buf, float row_count, float* y, const F32Pool2dParams* p) {
+inline void HotPoolColumns(const float* buf, float row_count, float* y, const float* y_end,
+                           const F32Pool2dParams* p) {
   using T = typename V::T;
   constexpr size_t w = V::kWidth;
   const size_t iw = p->iw, ow = p->ow, pl = p->pad_left;
@@ -80,11 +84,20 @@ inline void HotPoolColumns(const float* buf, float row_count, float* y, const F3
     const T scale = V::Set(sc);
     for (size_t ox = 0; ox < ow; ox += w) {
       const float* base = buf + ox * s;
-      T acc = s == 1 ? V::Load(base) : V::LoadEvens(base);
-      for (size_t k = 1; k < kw; ++k)
-        acc = PoolOp<V, kMax>(acc, s == 1 ? V::Load(base + k) : V::LoadEvens(base + k));
+      T acc = V::Load(base);
+      for (size_t k = 1; k < kw; ++k) acc = PoolOp<V, kMax>(acc, V::Load(base + k));
+      if (s == 2 && w > 1) {
+        // Stride 2: the stride-1 windows of 2 * w columns, then their even lanes (one permute
+        // per output vector, not one per tap).
+        T hi = V::Load(base + w);
+        for (size_t k = 1; k < kw; ++k) hi = PoolOp<V, kMax>(hi, V::Load(base + w + k));
+        acc = V::Evens(acc, hi);
+      }
       if (!kMax) acc = V::Mul(acc, scale);
-      if (ox + w <= ow) {
+      // AVX2's masked store (vmaskmovps) is slow: there a whole vector past the row, when it
+      // lands in the next rows of this call (which overwrite it later), is cheaper. AVX-512's
+      // masked store is not, and overlapping whole stores measured slower there.
+      if (ox + w <= ow || (w >= 8 && y + ox + w <= y_end)) {
         V::Store(y + ox, acc);
       } else {
         V::StorePartial(y + ox, acc, ow - ox);
@@ -156,6 +169,7 @@ inline void HotPool2dRun(const float* x, float* y, const F32Pool2dParams* p) {
   // queue.
   const size_t in_plane = p->ih * iw, oh = p->oh;
   size_t plane = p->row_begin / oh, oy = p->row_begin % oh;
+  const float* const y_end = y + p->row_end * ow;
   float row_count = HotPoolRows<V, kMax>(x + plane * in_plane, oy, bufs[0] + pl, p);
   for (size_t r = p->row_begin; r < p->row_end; ++r) {
     const size_t cur = (r - p->row_begin) & 1;
@@ -168,7 +182,7 @@ inline void HotPool2dRun(const float* x, float* y, const F32Pool2dParams* p) {
     if (r + 1 < p->row_end)
       next_count =
           HotPoolRows<V, kMax>(x + next_plane * in_plane, next_oy, bufs[cur ^ 1] + pl, p);
-    HotPoolColumns<V, kMax, kKw, kS>(bufs[cur], row_count, y + (plane * oh + oy) * ow, p);
+    HotPoolColumns<V, kMax, kKw, kS>(bufs[cur], row_count, y + (plane * oh + oy) * ow, y_end, p);
     plane = next_plane;
     oy = next_oy;
     row_count = next_count;

@@ -70,8 +70,8 @@ struct V {
     return _mm_cvtss_f32(s);
   }
   // p[0], p[2], ..., p[14]: shuffle picks the evens per 128-bit lane, permute orders the halves.
-  static T LoadEvens(const float* p) {
-    const T a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+  static T LoadEvens(const float* p) { return Evens(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)); }
+  static T Evens(T a, T b) {
     const T e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
   }

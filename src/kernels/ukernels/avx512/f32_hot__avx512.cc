@@ -65,10 +65,11 @@ struct V {
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
-  static T LoadEvens(const float* p) {
+  static T LoadEvens(const float* p) { return Evens(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16)); }
+  static T Evens(T a, T b) {
     const __m512i idx =
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    return _mm512_permutex2var_ps(_mm512_loadu_ps(p), idx, _mm512_loadu_ps(p + 16));
+    return _mm512_permutex2var_ps(a, idx, b);
   }
 };
 

@@ -44,6 +44,7 @@ struct V {
   static float ReduceAdd(T v) { return v; }
   static float ReduceMax(T v) { return v; }
   static T LoadEvens(const float* p) { return *p; }
+  static T Evens(T a, T) { return a; }
 
  private:
   static float Pow2(int32_t e) {
