@@ -92,6 +92,9 @@ std::vector<Layer> Layers() {
       L("mv2", 160, 7, 960, 1, 1),       L("mv2", 960, 7, 960, 3, 1, 960),
       L("mv2", 960, 7, 160, 1, 1),       L("mv2", 960, 7, 320, 1, 1),
       L("mv2", 320, 7, 1280, 1, 1),
+      // The other 3x3 stems: MobileNetV3 (3->16), ShuffleNet (3->24); MobileNetV2's 3->32 is
+      // also EfficientNet-B0's and RegNet's.
+      L("mv3", 3, 224, 16, 3, 2),        L("sn", 3, 224, 24, 3, 2),
   };
 }
 
@@ -114,7 +117,7 @@ conv::Algorithm ParseAlgorithm(const std::string& name) {
   for (conv::Algorithm a :
        {conv::Algorithm::kAuto, conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
         conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise, conv::Algorithm::kWinograd,
-        conv::Algorithm::kGroupedDirect}) {
+        conv::Algorithm::kGroupedDirect, conv::Algorithm::kStemNchwc}) {
     if (name == conv::AlgorithmName(a)) return a;
   }
   std::fprintf(stderr, "unknown algorithm '%s'\n", name.c_str());
@@ -349,7 +352,7 @@ int Main(int argc, char** argv) {
     const size_t cb = prepared->block();
     std::vector<float> xk(conv::NchwcSize(p.n, p.c, p.h, p.w, cb));
     std::vector<float> yk(conv::NchwcSize(p.n, p.m, oh, ow, cb)), y(p.n * p.m * oh * ow);
-    if (cb > 1) {
+    if (prepared->input_layout() == conv::Layout::kNchwc) {
       conv::NchwToNchwc(p.n, p.c, p.h, p.w, cb, x.data(), xk.data());
     } else {
       xk = x;
@@ -375,8 +378,9 @@ int Main(int argc, char** argv) {
     const size_t vb = run_vs ? other->block() : 1;
     std::vector<float> xv(run_vs ? conv::NchwcSize(p.n, p.c, p.h, p.w, vb) : 0);
     std::vector<float> yv(run_vs ? conv::NchwcSize(p.n, p.m, oh, ow, vb) : 0);
-    if (run_vs && vb > 1) conv::NchwToNchwc(p.n, p.c, p.h, p.w, vb, x.data(), xv.data());
-    if (run_vs && vb == 1) xv = x;
+    const bool vs_in_blocked = run_vs && other->input_layout() == conv::Layout::kNchwc;
+    if (vs_in_blocked) conv::NchwToNchwc(p.n, p.c, p.h, p.w, vb, x.data(), xv.data());
+    if (run_vs && !vs_in_blocked) xv = x;
     std::vector<float> wsv(run_vs ? other->WorkspaceSize(static_cast<size_t>(threads)) : 0);
     conv::RunOptions rv = ro;
     rv.workspace = wsv.empty() ? nullptr : wsv.data();

@@ -28,7 +28,7 @@ constexpr uint32_t kSeed = 20261130;
 constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto,        Algorithm::kGemm1x1,
                                      Algorithm::kIm2colGemm,  Algorithm::kDirectNchwc,
                                      Algorithm::kDepthwise,   Algorithm::kWinograd,
-                                     Algorithm::kGroupedDirect};
+                                     Algorithm::kGroupedDirect, Algorithm::kStemNchwc};
 constexpr gemm::Activation kActivations[] = {gemm::Activation::kNone,      gemm::Activation::kRelu,
                                              gemm::Activation::kClip,      gemm::Activation::kSilu,
                                              gemm::Activation::kHardSwish, gemm::Activation::kGelu};
@@ -136,6 +136,15 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 9, 29, 32, 3, 3, 1, 1),  // rows of 29: tiles of 10, 10 and 9 (AVX-512)
       P(1, 16, 5, 6, 24, 1, 1, 1, 1),
       Asym(P(1, 16, 5, 7, 20, 1, 1), 1, 0, 0, 1, 2, 2),
+      // Stems (C <= 4; kStemNchwc, kGroupedDirect) besides the ones above: grey at stride 2 with
+      // M = 24 (a pair of blocks past M at 16, one block and a pair at 8), RGBA 7x7 s2 at
+      // batch 2, rows wider than two tiles, a dilated window at stride 1, and windows that miss
+      // the input.
+      P(1, 1, 31, 50, 24, 3, 3, 2, 1),
+      P(2, 4, 37, 29, 40, 7, 7, 2, 3),
+      P(1, 3, 9, 113, 16, 3, 3, 2, 1),
+      P(1, 2, 20, 19, 16, 3, 3, 1, 2, 2),
+      P(1, 3, 4, 4, 16, 3, 3, 1, 3),
   };
 }
 
@@ -197,10 +206,14 @@ void RunCase(const Case& tc) {
 
   std::vector<float> y(p.n * p.m * oh * ow, std::numeric_limits<float>::quiet_NaN());
   if (conv->layout() == Layout::kNchwc) {
+    // kStemNchwc reads NCHW and writes NCHWc; the others take NCHWc on both sides.
     const size_t cb = conv->block();
-    std::vector<float> xc(NchwcSize(p.n, p.c, p.h, p.w, cb));
+    std::vector<float> xc = x;
+    if (conv->input_layout() == Layout::kNchwc) {
+      xc.assign(NchwcSize(p.n, p.c, p.h, p.w, cb), 0.0f);
+      NchwToNchwc(p.n, p.c, p.h, p.w, cb, x.data(), xc.data(), ro.pool);
+    }
     std::vector<float> yc(NchwcSize(p.n, p.m, oh, ow, cb), std::numeric_limits<float>::quiet_NaN());
-    NchwToNchwc(p.n, p.c, p.h, p.w, cb, x.data(), xc.data(), ro.pool);
     const Status st = conv::Run(*conv, xc.data(), yc.data(), ro);
     ASSERT_TRUE(st.ok()) << st.message();
     NchwcToNchw(p.n, p.m, oh, ow, cb, yc.data(), y.data(), ro.pool);
@@ -474,6 +487,43 @@ TEST(Conv, BlockedDepthwisePrepareAndView) {
   parts.block = conv->block();
   parts.params.dilation_h = 2;
   parts.params.pad_top = parts.params.pad_bottom = 2;
+  EXPECT_FALSE(ViewPreparedConv(parts, nullptr).ok());
+}
+
+TEST(Conv, StemPrepareAndView) {
+  // One group of at most 4 channels only; the cost model never picks it (its output is NCHWc).
+  EXPECT_FALSE(Supports(Algorithm::kStemNchwc, P(1, 5, 9, 9, 16, 3, 3, 2, 1)));
+  EXPECT_FALSE(Supports(Algorithm::kStemNchwc, P(1, 4, 9, 9, 16, 3, 3, 2, 1, 1, 2)));
+  EXPECT_TRUE(SupportsBlocked(Algorithm::kStemNchwc, P(1, 3, 9, 9, 16, 3, 3, 2, 1), ActiveIsa()));
+  for (IsaLevel isa : IsaLevels()) {
+    EXPECT_NE(ChooseAlgorithm(P(1, 3, 224, 224, 32, 3, 3, 2, 1), isa), Algorithm::kStemNchwc);
+  }
+  const ConvParams p = P(1, 3, 11, 11, 20, 3, 3, 2, 1);
+  const std::vector<float> w(20 * 3 * 9, 0.5f);
+  PrepareOptions po;
+  po.algorithm = Algorithm::kStemNchwc;
+  Expected<PreparedConv> conv = PrepareConv(p, w.data(), po);
+  ASSERT_TRUE(conv.ok()) << conv.status().message();
+  EXPECT_EQ(conv->layout(), Layout::kNchwc);
+  EXPECT_EQ(conv->input_layout(), Layout::kNchw);
+  EXPECT_EQ(conv->WorkspaceSize(3), 0u);
+  PreparedConvParts parts;
+  parts.params = p;
+  parts.algorithm = Algorithm::kStemNchwc;
+  parts.isa = conv->isa();
+  parts.block = conv->block();
+  parts.weights = conv->weights();
+  parts.weight_floats = conv->weight_floats();
+  Expected<PreparedConv> view = ViewPreparedConv(parts, nullptr);
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_EQ(view->input_layout(), Layout::kNchw);
+  parts.block = 1;  // always blocked
+  EXPECT_FALSE(ViewPreparedConv(parts, nullptr).ok());
+  parts.block = conv->block();
+  parts.weight_floats -= 1;
+  EXPECT_FALSE(ViewPreparedConv(parts, nullptr).ok());
+  parts.weight_floats += 1;
+  parts.params.c = 5;  // not a stem
   EXPECT_FALSE(ViewPreparedConv(parts, nullptr).ok());
 }
 

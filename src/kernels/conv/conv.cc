@@ -112,6 +112,8 @@ const char* AlgorithmName(Algorithm a) {
       return "winograd";
     case Algorithm::kGroupedDirect:
       return "grouped_direct";
+    case Algorithm::kStemNchwc:
+      return "stem_nchwc";
   }
   return "?";
 }
@@ -134,13 +136,15 @@ bool Supports(Algorithm a, const ConvParams& p) {
                                          p.dilation_w, p.groups);
     case Algorithm::kGroupedDirect:
       return GroupedDirectSupported(p);
+    case Algorithm::kStemNchwc:
+      return StemNchwcSupported(p);
   }
   return false;
 }
 
 bool SupportsBlocked(Algorithm a, const ConvParams& p, IsaLevel isa) {
   if (!Supports(a, p)) return false;
-  if (a == Algorithm::kDirectNchwc) return true;
+  if (a == Algorithm::kDirectNchwc || a == Algorithm::kStemNchwc) return true;
   return a == Algorithm::kDepthwise &&
          DepthwiseBlockedSupported(p, SelectConvNchwcUkernel(Capped(isa)).block);
 }
@@ -201,6 +205,8 @@ size_t WeightFloats(const ConvParams& p, Algorithm a, size_t block) {
       return p.c * taps;
     case Algorithm::kGroupedDirect:
       return p.m * (p.c / p.groups) * taps;
+    case Algorithm::kStemNchwc:
+      return (p.m + block - 1) / block * taps * p.c * block;
     default:
       return 0;
   }
@@ -216,7 +222,7 @@ Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts,
   KILN_RETURN_IF_ERROR(ValidateParams(p));
   const int algo = static_cast<int>(parts.algorithm);
   if (algo <= static_cast<int>(Algorithm::kAuto) ||
-      algo > static_cast<int>(Algorithm::kGroupedDirect)) {
+      algo > static_cast<int>(Algorithm::kStemNchwc)) {
     return Status::Error("conv: unknown prepared algorithm ", algo);
   }
   if (!Supports(parts.algorithm, p)) {
@@ -233,7 +239,10 @@ Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts,
                          " (recompile the model for this machine)");
   }
   const size_t nchwc_block = SelectConvNchwcUkernel(parts.isa).block;
-  size_t want_block = parts.algorithm == Algorithm::kDirectNchwc ? nchwc_block : 1;
+  size_t want_block = parts.algorithm == Algorithm::kDirectNchwc ||
+                              parts.algorithm == Algorithm::kStemNchwc
+                          ? nchwc_block
+                          : 1;
   // A blocked depthwise conv is blocked like the direct one; a plain one has block 1.
   if (parts.algorithm == Algorithm::kDepthwise && parts.block != 1 &&
       DepthwiseBlockedSupported(p, nchwc_block)) {
@@ -333,6 +342,9 @@ Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,
     case Algorithm::kGroupedDirect:
       KILN_RETURN_IF_ERROR(PrepareGrouped(weights, &conv));
       break;
+    case Algorithm::kStemNchwc:
+      KILN_RETURN_IF_ERROR(PrepareStemNchwc(weights, &conv));
+      break;
     case Algorithm::kAuto:
       break;
   }
@@ -368,6 +380,8 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
       if (conv.algorithm() == Algorithm::kDirectNchwc) return RunDirectNchwc(conv, x, y, o, ws);
       return RunIm2colGemm(conv, x, y, o, ws);
     }
+    case Algorithm::kStemNchwc:
+      return RunStemNchwc(conv, x, y, o);
     case Algorithm::kDepthwise:
       return RunDepthwise(conv, x, y, o);
     case Algorithm::kAuto:

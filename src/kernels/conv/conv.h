@@ -18,6 +18,9 @@
 //   kGroupedDirect  other grouped layers with few channels per group (RegNet, ResNeXt): direct,
 //                over zero-padded polyphase copies of each group's input, up to 8 output channels
 //                at a time (grouped.cc); dilation 1.
+//   kStemNchwc   an image stem (groups 1, C <= 4): NCHW input, NCHWc output, for a stem whose
+//                consumer runs blocked; the NCHWc microkernel over a padded HWC copy of the
+//                input (stem_nchwc.cc).
 // ChooseAlgorithm is a cost model; MeasureAlgorithm times the candidates once and caches the
 // winner by (params, ISA, threads).
 // 1-D and 3-D convolutions stay on the reference kernels (kernels/ref/conv.h).
@@ -71,6 +74,7 @@ enum class Algorithm {
   kDepthwise,
   kWinograd,
   kGroupedDirect,
+  kStemNchwc,
 };
 // kWinograd's packed weight matrices (one per transform point of F(4x4, 3x3)).
 inline constexpr size_t kWinogradMatrices = 36;
@@ -85,7 +89,8 @@ enum class Layout {
 bool Supports(Algorithm a, const ConvParams& p);
 
 // Whether `a` can run `p` on NCHWc at `isa` (block SelectConvNchwcUkernel(isa).block):
-// kDirectNchwc always, kDepthwise for the windows dwconv's blocked kernels take.
+// kDirectNchwc always, kDepthwise for the windows dwconv's blocked kernels take, kStemNchwc
+// always (its output only: it reads NCHW).
 bool SupportsBlocked(Algorithm a, const ConvParams& p, IsaLevel isa);
 
 // The cost model: kDepthwise for depthwise layers, kGroupedDirect for other grouped windows with
@@ -93,7 +98,8 @@ bool SupportsBlocked(Algorithm a, const ConvParams& p, IsaLevel isa);
 // kWinograd for 3x3 stride-1 layers with C, M >= 32 and outputs of 14x14 or more on a SIMD ISA
 // (28x28 for M < 64 on AVX-512),
 // kDirectNchwc for dense windows with enough channels to fill a block on a SIMD ISA, else
-// kIm2colGemm.
+// kIm2colGemm. Never kStemNchwc, whose output is NCHWc: lowering asks for it where the layout
+// plan keeps the stem's consumer blocked.
 Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa);
 
 struct PrepareOptions {
@@ -110,8 +116,12 @@ class PreparedConv {
   const ConvParams& params() const { return params_; }
   Algorithm algorithm() const { return algorithm_; }
   IsaLevel isa() const { return isa_; }
-  // Layout of Run's input and output; block() is c for kNchwc, 1 otherwise.
+  // Layout of Run's output, and of its input except for kStemNchwc (input_layout());
+  // block() is c for kNchwc, 1 otherwise.
   Layout layout() const { return block_ > 1 ? Layout::kNchwc : Layout::kNchw; }
+  Layout input_layout() const {
+    return algorithm_ == Algorithm::kStemNchwc ? Layout::kNchw : layout();
+  }
   size_t block() const { return block_; }
   // Floats Run needs as scratch with `threads` threads (0: none).
   size_t WorkspaceSize(size_t threads) const;
@@ -130,7 +140,8 @@ class PreparedConv {
   IsaLevel isa_ = IsaLevel::kScalar;
   size_t block_ = 1;
   std::vector<gemm::PackedMatrix> packed_;  // kGemm1x1, kIm2colGemm: one per group
-  std::shared_ptr<const float> weights_;    // kDirectNchwc, kGroupedDirect: reordered;
+  std::shared_ptr<const float> weights_;    // kDirectNchwc, kGroupedDirect, kStemNchwc:
+                                            // reordered;
                                             // kDepthwise: copied
   // kWinograd: the layer over the same matrices as packed_.
   std::shared_ptr<const winograd::PreparedWinograd> winograd_;
@@ -143,7 +154,7 @@ struct PreparedConvParts {
   IsaLevel isa = IsaLevel::kScalar;
   size_t block = 1;
   std::vector<gemm::PackedMatrix> packed;  // kGemm1x1, kIm2colGemm, kWinograd (PackedMatrix::View)
-  const float* weights = nullptr;          // kDirectNchwc, kDepthwise, kGroupedDirect
+  const float* weights = nullptr;          // kDirectNchwc, kDepthwise, kGroupedDirect, kStemNchwc
   size_t weight_floats = 0;
 };
 
@@ -165,7 +176,7 @@ struct RunOptions {
   float* workspace = nullptr;
 };
 
-// x and y in conv.layout(). Errors: null pointers, a per-column bias.
+// x in conv.input_layout(), y in conv.layout(). Errors: null pointers, a per-column bias.
 Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions& options = {});
 
 // Times every supported algorithm on `p` once (random weights and input, `pool`'s threads) and

@@ -8,6 +8,10 @@
 
 namespace kiln::conv {
 
+// groups == 1 with at most this many input channels is an image stem (RGB, RGBA, grey), which
+// kGroupedDirect and kStemNchwc run.
+inline constexpr size_t kMaxStemChannels = 4;
+
 struct PreparedConvAccess {
   static ConvParams& params(PreparedConv& c) { return c.params_; }
   static Algorithm& algorithm(PreparedConv& c) { return c.algorithm_; }
@@ -72,5 +76,10 @@ size_t GroupedWorkspace(const PreparedConv& conv, size_t threads);
 Status PrepareGrouped(const float* weights, PreparedConv* conv);
 Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
                   float* workspace);
+
+// kStemNchwc: W reordered to [M/c][KH][KW][C][c]; x NCHW, y NCHWc.
+bool StemNchwcSupported(const ConvParams& p);
+Status PrepareStemNchwc(const float* weights, PreparedConv* conv);
+Status RunStemNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
 
 }  // namespace kiln::conv

@@ -24,7 +24,6 @@ namespace {
 constexpr size_t kMaxOutputs = 8;   // output channels per microkernel call
 constexpr size_t kMaxTaps = 1024;   // (input channel, tap) pairs per group: the offset table
 constexpr size_t kMaxPlanes = size_t{1} << 30;  // floats of one thread's planes (offsets fit)
-constexpr size_t kMaxStemChannels = 4;   // groups == 1: RGB, RGBA, grey (see GroupedDirectSupported)
 
 struct Geometry {
   size_t ph, pw;      // rows and columns of one phase plane (pw is the pitch)

@@ -14,12 +14,15 @@ namespace kiln::ukernels {
 //   out[ob][j][co] = clamp(op(out) + bias[ob * c + co]
 //                          + sum_{cb, kh, kw, ci} in(cb, kh, kw, j)[ci] * w(ob, cb, kh,
 //                          kw)[ci][co])
-// for ob < oc_blocks, j < ow, co < c, where
+// for ob < oc_blocks, j < ow, co < c, ci < cin, where cin = in_c, or c when in_c is 0, and
 //   in(cb, kh, kw, j) = input + cb * in_cb_stride + kh * in_kh_stride + kw * in_kw_stride
-//                       + j * in_ow_stride                         (c contiguous channels)
+//                       + j * in_ow_stride         (cin channels: [ci] at ci * in_ci_stride)
 //   w(ob, cb, kh, kw) = weights + ob * w_ob_stride + cb * w_cb_stride + kh * w_kh_stride
-//                       + kw * c * c                                ([ci][co], c * c floats)
+//                       + kw * cin * c                              ([ci][co], cin * c floats)
 //   out[ob][j]        = output + ob * out_ob_stride + j * c.
+// in_c = 0 is the NCHWc case: input blocks of c contiguous channels (in_ci_stride is ignored,
+// taken as 1). in_c in 1..4 is an image stem read from NCHW: its few input channels are planes
+// in_ci_stride apart, one input block (ic_blocks = 1).
 // The kernel reads no padding: the driver points input and weights at the first tap that lies
 // inside the input (kh, kw: the taps that remain), or pads a copy of the input itself.
 struct F32ConvNchwcParams {
@@ -31,7 +34,9 @@ struct F32ConvNchwcParams {
   size_t oc_blocks;   // 1 or 2
   size_t ic_blocks;   // >= 1
   size_t kh, kw;      // >= 1
+  size_t in_c;        // 0 (c), or 1..4: channels of one input pixel (a stem's NCHW input)
   size_t in_cb_stride, in_kh_stride, in_kw_stride, in_ow_stride;
+  size_t in_ci_stride;  // in_c > 0 only
   size_t w_ob_stride, w_cb_stride, w_kh_stride;
   size_t out_ob_stride;
   uint32_t accumulate;  // nonzero: add to the output's contents

@@ -3,7 +3,8 @@
 // The PreparedConv is rebuilt as a view of the module's blobs (which may be an mmap of a .kiln
 // file), so loading copies no weights; every param and blob size is checked first, since a module
 // file may be hostile. When the prepared algorithm runs on NCHWc, Run reorders an NCHW input
-// into the workspace, convolves there and reorders the output back, except for a side that
+// into the workspace (not for kStemNchwc, which reads NCHW: "layout_in" must stay 0 there),
+// convolves there and reorders the output back, except for a side that
 // lowering's layout plan (lower/layout.h) already keeps blocked: params "layout_in" /
 // "layout_out" = the block, and that value is [N, ceil(C/c), H, W, c], read or written in place.
 //
@@ -37,7 +38,8 @@ Expected<conv::Algorithm> ReadAlgorithm(const StepParams& params) {
   KILN_ASSIGN_OR_RETURN(std::string name, params.String("algorithm"));
   for (conv::Algorithm a : {conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
                             conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise,
-                            conv::Algorithm::kWinograd, conv::Algorithm::kGroupedDirect}) {
+                            conv::Algorithm::kWinograd, conv::Algorithm::kGroupedDirect,
+                            conv::Algorithm::kStemNchwc}) {
     if (name == conv::AlgorithmName(a)) return a;
   }
   return Status::Error("unknown conv algorithm '", name, "'");
@@ -169,7 +171,7 @@ class ConvKernel final : public StepKernel {
     const conv::PreparedConv& conv = whole ? batch_ : single_;
     const conv::ConvParams& p = conv.params();
     size_t floats = RoundUp(conv.WorkspaceSize(threads));
-    if (conv.block() > 1 && !in_blocked_)
+    if (conv.input_layout() == conv::Layout::kNchwc && !in_blocked_)
       floats += RoundUp(conv::NchwcSize(p.n, p.c, p.h, p.w, conv.block()));
     if (conv.block() > 1 && !out_blocked_)
       floats += RoundUp(conv::NchwcSize(p.n, p.m, p.out_h(), p.out_w(), conv.block()));
@@ -189,7 +191,7 @@ class ConvKernel final : public StepKernel {
     float* next = ws + conv_ws;
     const float* xc = x;
     float* yc = y;
-    if (!in_blocked_) {
+    if (conv.input_layout() == conv::Layout::kNchwc && !in_blocked_) {
       float* part = next;
       next += RoundUp(conv::NchwcSize(p.n, p.c, p.h, p.w, b));
       conv::NchwToNchwc(p.n, p.c, p.h, p.w, b, x, part, pool);
@@ -257,6 +259,11 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
     if (v != 0 && (block < 2 || v != block)) {
       return Status::Error("step parameter '", key, "' = ", v, " does not fit block ", block);
     }
+  }
+
+  if (parts.algorithm == conv::Algorithm::kStemNchwc && layout_in != 0) {
+    return Status::Error("step parameter 'layout_in' = ", layout_in, ": ",
+                         conv::AlgorithmName(parts.algorithm), " reads NCHW");
   }
 
   KILN_ASSIGN_OR_RETURN(std::span<const std::byte> w, StepBlob(step, module, 0));

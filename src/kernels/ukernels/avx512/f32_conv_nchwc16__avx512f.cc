@@ -1,6 +1,8 @@
 // Direct convolution on NCHW16c, AVX-512F. Register budget (32 zmm): a tile of 12 output columns
 // x 2 output channel blocks = 24 accumulators and 2 weight vectors; the input is broadcast from
 // memory inside the FMA. Each broadcast feeds 2 FMAs and each weight load 12.
+// An image stem (in_c = 1..4 input channels, planes in_ci_stride apart) runs the same tiles with
+// a loop over its in_c channels instead of the unrolled c.
 #include <immintrin.h>
 
 #include "kernels/ukernels/f32_conv.h"
@@ -15,7 +17,28 @@ namespace {
 
 constexpr size_t kC = 16;
 
+// The modes of a tile: kNchwc (in_c = 0: c contiguous input channels, unrolled), or an image
+// stem (in_c = 1..4 planes in_ci_stride apart) whose in_ow_stride is 1 or 2 (the mode's value:
+// each broadcast then reads a fixed offset from one pointer) or any (kStemAny).
+constexpr size_t kNchwc = 0, kStemAny = 3;
+
+// One input channel: acc[o][t] += x[t * ows] * w[o * w_ob_stride][0..kC).
 template <size_t OB, size_t T>
+__attribute__((always_inline)) inline void Channel(__m512 (&acc)[OB][T], const float* x,
+                                                   const float* w, size_t ows,
+                                                   size_t w_ob_stride) {
+  const __m512 w0 = _mm512_loadu_ps(w);
+  __m512 w1 = w0;
+  if constexpr (OB > 1) w1 = _mm512_loadu_ps(w + w_ob_stride);
+#pragma GCC unroll 24
+  for (size_t t = 0; t < T; ++t) {
+    const __m512 xv = _mm512_set1_ps(x[t * ows]);
+    acc[0][t] = _mm512_fmadd_ps(xv, w0, acc[0][t]);
+    if constexpr (OB > 1) acc[OB - 1][t] = _mm512_fmadd_ps(xv, w1, acc[OB - 1][t]);
+  }
+}
+
+template <size_t OB, size_t T, size_t kMode>
 void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
   __m512 acc[OB][T];
 #pragma GCC unroll 24
@@ -24,23 +47,21 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
     for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_setzero_ps();
   }
   const size_t ows = p->in_ow_stride;
+  const size_t cin = kMode == kNchwc ? kC : p->in_c;
   for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
     const float* x_cb = input + cb * p->in_cb_stride;
     const float* w_cb = p->weights + cb * p->w_cb_stride;
     for (size_t kh = 0; kh < p->kh; ++kh) {
       for (size_t kw = 0; kw < p->kw; ++kw) {
         const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
-        const float* w = w_cb + kh * p->w_kh_stride + kw * kC * kC;
+        const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
+        if constexpr (kMode == kNchwc) {
 #pragma GCC unroll 16
-        for (size_t ci = 0; ci < kC; ++ci) {
-          const __m512 w0 = _mm512_loadu_ps(w + ci * kC);
-          __m512 w1 = w0;
-          if constexpr (OB > 1) w1 = _mm512_loadu_ps(w + p->w_ob_stride + ci * kC);
-#pragma GCC unroll 24
-          for (size_t t = 0; t < T; ++t) {
-            const __m512 xv = _mm512_set1_ps(x[t * ows + ci]);
-            acc[0][t] = _mm512_fmadd_ps(xv, w0, acc[0][t]);
-            if constexpr (OB > 1) acc[OB - 1][t] = _mm512_fmadd_ps(xv, w1, acc[OB - 1][t]);
+          for (size_t ci = 0; ci < kC; ++ci) Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
+        } else {
+          const size_t step = kMode == kStemAny ? ows : kMode;
+          for (size_t ci = 0; ci < cin; ++ci) {
+            Channel(acc, x + ci * p->in_ci_stride, w + ci * kC, step, p->w_ob_stride);
           }
         }
       }
@@ -61,33 +82,42 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
   }
 }
 
-template <size_t OB, size_t T>
+template <size_t OB, size_t T, size_t kMode>
 void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r) {
   if constexpr (T > 1) {
-    if (r == T) return Tile<OB, T>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
-    return Remainder<OB, T - 1>(p, j, r);
+    if (r == T) return Tile<OB, T, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    return Remainder<OB, T - 1, kMode>(p, j, r);
   } else {
-    Tile<OB, 1>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    Tile<OB, 1, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
   }
 }
 
-template <size_t OB>
+template <size_t OB, size_t kMode>
 void Row(const F32ConvNchwcParams* p) {
   constexpr size_t kT = OB > 1 ? 12 : 24;
   size_t j = 0;
   for (; j + kT <= p->ow; j += kT) {
-    Tile<OB, kT>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    Tile<OB, kT, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
   }
-  if (j < p->ow) Remainder<OB, kT - 1>(p, j, p->ow - j);
+  if (j < p->ow) Remainder<OB, kT - 1, kMode>(p, j, p->ow - j);
 }
 
 }  // namespace
 
 void f32_conv_nchwc16__avx512f(const F32ConvNchwcParams* p) {
-  if (p->oc_blocks > 1) {
-    Row<2>(p);
-  } else {
-    Row<1>(p);
+  const size_t mode = p->in_c == 0                                     ? kNchwc
+                      : p->in_ow_stride == 1 || p->in_ow_stride == 2 ? p->in_ow_stride
+                                                                     : kStemAny;
+  const bool two = p->oc_blocks > 1;
+  switch (mode) {
+    case kNchwc:
+      return two ? Row<2, kNchwc>(p) : Row<1, kNchwc>(p);
+    case 1:
+      return two ? Row<2, 1>(p) : Row<1, 1>(p);
+    case 2:
+      return two ? Row<2, 2>(p) : Row<1, 2>(p);
+    default:
+      return two ? Row<2, kStemAny>(p) : Row<1, kStemAny>(p);
   }
 }
 

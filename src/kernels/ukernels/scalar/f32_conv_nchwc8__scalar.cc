@@ -6,6 +6,9 @@ namespace kiln::ukernels {
 
 void f32_conv_nchwc8__scalar(const F32ConvNchwcParams* p) {
   constexpr size_t c = 8;
+  // A stem's 1..4 channel planes in_ci_stride apart, or c contiguous channels.
+  const size_t cin = p->in_c != 0 ? p->in_c : c;
+  const size_t cs = p->in_c != 0 ? p->in_ci_stride : 1;
   for (size_t j = 0; j < p->ow; ++j) {
     const float* in_j = p->input + j * p->in_ow_stride;
     for (size_t ob = 0; ob < p->oc_blocks; ++ob) {
@@ -16,9 +19,9 @@ void f32_conv_nchwc8__scalar(const F32ConvNchwcParams* p) {
             const float* x =
                 in_j + cb * p->in_cb_stride + kh * p->in_kh_stride + kw * p->in_kw_stride;
             const float* w = p->weights + ob * p->w_ob_stride + cb * p->w_cb_stride +
-                             kh * p->w_kh_stride + kw * c * c;
-            for (size_t ci = 0; ci < c; ++ci) {
-              const float xv = x[ci];
+                             kh * p->w_kh_stride + kw * cin * c;
+            for (size_t ci = 0; ci < cin; ++ci) {
+              const float xv = x[ci * cs];
               for (size_t co = 0; co < c; ++co) acc[co] += xv * w[ci * c + co];
             }
           }

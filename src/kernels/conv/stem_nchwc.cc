@@ -1,0 +1,153 @@
+// kStemNchwc: an image stem (one group of at most 4 input channels: RGB, RGBA, grey) that reads
+// NCHW and writes NCHWc. Where the layout plan keeps the stem's consumer blocked (MobileNetV2/V3
+// and EfficientNet: a depthwise conv), this saves the reorder of the stem's output (or the
+// depthwise conv's own NCHW-to-NCHWc copy) that kGroupedDirect's NCHW output costs.
+//
+// The NCHWc direct kernel cannot take the input as it is: in NCHWc the 3 channels would fill a
+// block of 8 or 16 with zeros, and every tap would broadcast all of them. Instead the NCHWc
+// microkernel reads the NCHW planes in place with in_c = C (f32_conv.h): each tap broadcasts C
+// values, one per plane, each into 1 or 2 output blocks. No input copy: the windows are clipped to
+// the input as in direct_nchwc.cc (the interior of a row is one microkernel call, the edge columns
+// a few more). Weights are [M/c][KH][KW][C][c] (c = the microkernel's block, channels past M zero).
+//
+// Work items are (image, pair of output blocks, output row).
+#include <algorithm>
+#include <memory>
+
+#include "kernels/conv/conv_ukernels.h"
+#include "kernels/conv/drivers.h"
+
+namespace kiln::conv {
+namespace {
+
+// The taps [lo, hi) of a window starting at `start` (may be negative) that land in [0, size)
+// (as in direct_nchwc.cc).
+void ClipTaps(ptrdiff_t start, size_t taps, size_t dilation, size_t size, size_t* lo, size_t* hi) {
+  const ptrdiff_t d = static_cast<ptrdiff_t>(dilation), n = static_cast<ptrdiff_t>(size);
+  const ptrdiff_t l = start < 0 ? (-start + d - 1) / d : 0;
+  ptrdiff_t h = start > n - 1 ? 0 : (n - 1 - start) / d + 1;
+  h = std::min<ptrdiff_t>(h, static_cast<ptrdiff_t>(taps));
+  *lo = static_cast<size_t>(l);
+  *hi = static_cast<size_t>(std::max(h, l));
+}
+
+}  // namespace
+
+bool StemNchwcSupported(const ConvParams& p) {
+  return p.groups == 1 && p.c <= kMaxStemChannels;
+}
+
+Status PrepareStemNchwc(const float* weights, PreparedConv* conv) {
+  using A = PreparedConvAccess;
+  const ConvParams& p = A::params(*conv);
+  const size_t c = SelectConvNchwcUkernel(A::isa(*conv)).block;
+  const size_t mb_n = (p.m + c - 1) / c, taps = p.kh * p.kw;
+  std::shared_ptr<float> w(new float[mb_n * taps * p.c * c](), std::default_delete<float[]>());
+  for (size_t m = 0; m < p.m; ++m) {
+    for (size_t ci = 0; ci < p.c; ++ci) {
+      for (size_t t = 0; t < taps; ++t) {
+        w.get()[((m / c * taps + t) * p.c + ci) * c + m % c] = weights[(m * p.c + ci) * taps + t];
+      }
+    }
+  }
+  A::weights(*conv) = std::move(w);
+  A::block(*conv) = c;
+  return Status::Ok();
+}
+
+Status RunStemNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o) {
+  const ConvParams& p = conv.params();
+  const ConvNchwcUkernel& uk = SelectConvNchwcUkernel(conv.isa());
+  const size_t c = uk.block;
+  if (c != conv.block()) return Status::Error("conv: NCHWc block changed since prepare");
+  const size_t mb_n = (p.m + c - 1) / c, oh_n = p.out_h(), ow_n = p.out_w();
+  const size_t pairs = (mb_n + uk.max_oc_blocks - 1) / uk.max_oc_blocks;
+  const size_t taps = p.kh * p.kw;
+  const Clamp clamp = ClampOf(o.epilogue);
+  const float* bias = o.epilogue.bias_kind == gemm::BiasKind::kPerRow ? o.epilogue.bias : nullptr;
+  const float* weights = PreparedConvAccess::weights(conv);
+  const size_t threads = ThreadCount(o.pool);
+
+  ukernels::F32ConvNchwcParams base{};
+  base.ic_blocks = 1;
+  base.in_c = p.c;
+  base.in_ci_stride = p.h * p.w;
+  base.in_kh_stride = p.dilation_h * p.w;
+  base.in_kw_stride = p.dilation_w;
+  base.in_ow_stride = p.stride_w;
+  base.w_kh_stride = p.kw * p.c * c;
+  base.w_ob_stride = taps * p.c * c;
+  base.out_ob_stride = oh_n * ow_n * c;
+  base.min = clamp.min;
+  base.max = clamp.max;
+
+  const size_t items = p.n * pairs * oh_n;
+  ParallelFor(o.pool, std::min(threads, items), [&](size_t t) {
+    const size_t n_threads = std::min(threads, items);
+    float bias_tail[64];  // bias of a pair of blocks that runs past M, zero-padded
+    for (size_t item = items * t / n_threads; item < items * (t + 1) / n_threads; ++item) {
+      const size_t oh = item % oh_n, pair = item / oh_n % pairs, n = item / oh_n / pairs;
+      const size_t ob0 = pair * uk.max_oc_blocks;
+      const size_t nob = std::min(uk.max_oc_blocks, mb_n - ob0);
+      ukernels::F32ConvNchwcParams k = base;
+      k.oc_blocks = nob;
+      k.bias = bias ? bias + ob0 * c : nullptr;
+      if (bias && (ob0 + nob) * c > p.m) {
+        for (size_t i = 0; i < nob * c; ++i) {
+          bias_tail[i] = ob0 * c + i < p.m ? bias[ob0 * c + i] : 0.0f;
+        }
+        k.bias = bias_tail;
+      }
+      float* y_row = y + ((n * mb_n + ob0) * oh_n + oh) * ow_n * c;
+      const ptrdiff_t ih0 =
+          static_cast<ptrdiff_t>(oh * p.stride_h) - static_cast<ptrdiff_t>(p.pad_top);
+      size_t kh_lo, kh_hi;
+      ClipTaps(ih0, p.kh, p.dilation_h, p.h, &kh_lo, &kh_hi);
+      const float* x_n = x + n * p.c * p.h * p.w;
+      auto start = [&](size_t col) {
+        return static_cast<ptrdiff_t>(col * p.stride_w) - static_cast<ptrdiff_t>(p.pad_left);
+      };
+      // Runs of output columns whose windows keep the same taps: the edges, and the interior.
+      for (size_t ow = 0; ow < ow_n;) {
+        size_t kw_lo, kw_hi;
+        ClipTaps(start(ow), p.kw, p.dilation_w, p.w, &kw_lo, &kw_hi);
+        size_t end = ow + 1;
+        while (end < ow_n) {
+          size_t lo, hi;
+          ClipTaps(start(end), p.kw, p.dilation_w, p.w, &lo, &hi);
+          if (lo != kw_lo || hi != kw_hi) break;
+          ++end;
+        }
+        if (kh_lo == kh_hi || kw_lo == kw_hi) {
+          // Windows that miss the input: the bias, clamped.
+          for (size_t ob = 0; ob < nob; ++ob) {
+            for (size_t j = ow; j < end; ++j) {
+              for (size_t co = 0; co < c; ++co) {
+                const float v = k.bias ? k.bias[ob * c + co] : 0.0f;
+                y_row[ob * base.out_ob_stride + j * c + co] =
+                    std::min(std::max(v, clamp.min), clamp.max);
+              }
+            }
+          }
+        } else {
+          const ptrdiff_t ih = ih0 + static_cast<ptrdiff_t>(kh_lo * p.dilation_h);
+          const ptrdiff_t iw = start(ow) + static_cast<ptrdiff_t>(kw_lo * p.dilation_w);
+          k.input = x_n + static_cast<size_t>(ih) * p.w + static_cast<size_t>(iw);
+          k.weights = weights + ob0 * base.w_ob_stride + (kh_lo * p.kw + kw_lo) * p.c * c;
+          k.output = y_row + ow * c;
+          k.ow = end - ow;
+          k.kh = kh_hi - kh_lo;
+          k.kw = kw_hi - kw_lo;
+          uk.fn(&k);
+        }
+        ow = end;
+      }
+      for (size_t ob = 0; ob < nob; ++ob) {
+        ApplyVectorActivation(o.epilogue, conv.isa(), y_row + ob * base.out_ob_stride, ow_n * c);
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+}  // namespace kiln::conv
