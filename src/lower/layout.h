@@ -1,7 +1,8 @@
 // Layout planning: which module values are held channel-blocked (NCHWc) instead of NCHW.
 //
 // A conv step whose prepared algorithm is kDirectNchwc or a blocked kDepthwise convolves on
-// NCHWc; on its own it reorders its input and output through its workspace on every run. This
+// NCHWc; on its own it reorders its input and output through its workspace on every run. An
+// image stem's kStemNchwc reads NCHW and writes NCHWc: only its output side can be blocked. This
 // plan keeps whole chains blocked instead: a value is blocked when it belongs to a group of values
 // joined by layout-agnostic steps (unary eltwise; binary eltwise over operands of one shape; a
 // per-channel Mul by an [N, C, 1, 1] scale, which becomes "channel_scale_nchwc") and that group
@@ -17,11 +18,12 @@
 // It runs on the lowered module and follows the algorithms the native lowerings chose. Those
 // choices are layout-aware: before lowering, ChooseBlockedConvs runs the same grouping on the IR
 // graph with every conv that could gain from NCHWc counted as one (1x1 convs, windows the cost
-// model gives the direct kernel, depthwise convs within dwconv's blocked windows), drops those
-// that would not pay (a 1x1 needs both sides blocked, a depthwise conv one) until stable, and
-// names the rest. Lowering prepares those as kDirectNchwc or blocked kDepthwise
-// (LowerContext::PreferBlocked), so whole depthwise-separable chains (1x1 expand, depthwise,
-// squeeze-and-excitation, 1x1 project, residual Add) stay NCHWc; the cost model picks the rest.
+// model gives the direct kernel, depthwise convs within dwconv's blocked windows, image stems),
+// drops those that would not pay (a 1x1 needs both sides blocked, a depthwise conv one, a stem its
+// output) until stable, and names the rest. Lowering prepares those as kDirectNchwc, blocked
+// kDepthwise or kStemNchwc (LowerContext::PreferBlocked), so whole depthwise-separable chains
+// (1x1 expand, depthwise, squeeze-and-excitation, 1x1 project, residual Add) and the image stem
+// before them stay NCHWc; the cost model picks the rest.
 #pragma once
 
 #include <cstddef>

@@ -2,12 +2,12 @@
 //
 // The weights are prepared here, once, by conv::PrepareConv at the module's ISA with the cost
 // model's algorithm (or a blocked one where layout planning asks, LowerContext::PreferBlocked),
-// and only the prepared form is stored: one blob with the packed A of every
-// group (kGemm1x1, kIm2colGemm) or of every transform point (kWinograd: 36 U matrices), or the
-// reordered/copied weights (kDirectNchwc, kDepthwise), and one with the bias. The raw W is never
-// given a value id, so it is not stored twice. The runtime kernel (runtime/kernels/conv.cc)
-// rebuilds the PreparedConv as a view of those blobs from the step's params, which this file and
-// that one must keep in step (kConvKernel's params below).
+// and only the prepared form is stored: one blob with the packed A of every group (kGemm1x1,
+// kIm2colGemm) or of every transform point (kWinograd: 36 U matrices), or the reordered/copied
+// weights (kDirectNchwc, kDepthwise, kGroupedDirect, kStemNchwc), and one with the bias. The raw
+// W is never given a value id, so it is not stored twice. The runtime kernel
+// (runtime/kernels/conv.cc) rebuilds the PreparedConv as a view of those blobs from the step's
+// params, which this file and that one must keep in step (kConvKernel's params below).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -105,6 +105,8 @@ Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
     if (conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, ctx.isa())) {
       options.algorithm = conv::Algorithm::kDepthwise;
       options.layout = conv::Layout::kNchwc;
+    } else if (conv::Supports(conv::Algorithm::kStemNchwc, p)) {
+      options.algorithm = conv::Algorithm::kStemNchwc;  // an image stem: NCHW in, NCHWc out
     } else if (p.groups == 1) {
       options.algorithm = conv::Algorithm::kDirectNchwc;
     }

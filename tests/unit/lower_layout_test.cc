@@ -482,5 +482,87 @@ TEST(LowerLayout, PaddedBlocksAvoidDivision) {
   }
 }
 
+// An image stem (3 -> M, 3x3 s2) + an activation, then `next`: a depthwise 3x3 conv + ReLU and a
+// 1x1 conv (MobileNet-like), or a MaxPool (ResNet-like).
+std::string Stem(int64_t m, bool maxpool) {
+  const std::string ms = std::to_string(m), t = "float32[2," + ms + ",8,9]";
+  std::string g = "graph main (opsets ai.onnx=13)\n"
+                  "  input  %x: float32[2,3,15,17]\n"
+                  "  const  %w0: float32[" + ms + ",3,3,3] = random(seed=51)\n"
+                  "  const  %b0: float32[" + ms + "] = random(seed=52)\n"
+                  "  const  %w1: float32[" + ms + ",1,3,3] = random(seed=53)\n"
+                  "  const  %w2: float32[8," + ms + ",1,1] = random(seed=54)\n"
+                  "  %s = Conv(%x, %w0, %b0) {kernel_shape=[3,3], strides=[2,2], "
+                  "pads=[1,1,1,1]} : " + t + "  # stem\n"
+                  "  %sa = HardSwish(%s) : " + t + "  # stem_act\n";
+  if (maxpool) {
+    return g + "  %y = MaxPool(%sa) {kernel_shape=[2,2], strides=[2,2]} : float32[2," + ms +
+           ",4,4]  # pool\n  output %y: float32[2," + ms + ",4,4]\n";
+  }
+  return g + "  %d = Conv(%sa, %w1) {kernel_shape=[3,3], pads=[1,1,1,1], group=" + ms + "} : " + t +
+         "  # dw\n"
+         "  %dr = Relu(%d) : " + t + "  # dw_relu\n"
+         "  %y = Conv(%dr, %w2) {kernel_shape=[1,1]} : float32[2,8,8,9]  # project\n"
+         "  output %y: float32[2,8,8,9]\n";
+}
+
+size_t CountStems(const runtime::Module& m) {
+  size_t n = 0;
+  for (const runtime::Step& s : m.steps)
+    n += s.kernel == "conv2d" &&
+         s.params.strings.at("algorithm") == conv::AlgorithmName(conv::Algorithm::kStemNchwc);
+  return n;
+}
+
+TEST(LowerLayout, ImageStemWritesItsBlockedConsumersLayout) {
+  for (int64_t m : {32, 24}) {  // whole blocks, and a padded last block at 16
+    SCOPED_TRACE(m);
+    Compiled c = Compile(Stem(m, false));
+    ASSERT_TRUE(c.module);
+    if (ActiveBlock() == 0) {
+      EXPECT_EQ(CountStems(*c.module), 0u);
+    } else {
+      // The stem reads x as it is and writes NCHWc; the activation and the depthwise conv stay
+      // blocked (no reorder step before it, and it reorders nothing itself).
+      ASSERT_EQ(CountStems(*c.module), 1u);
+      EXPECT_EQ(CountBlockedDepthwise(*c.module), 1u);
+      for (const runtime::Step& s : c.module->steps) {
+        EXPECT_FALSE(s.kernel == "layout_reorder" && s.params.IntOr("to_blocked", 0) == 1)
+            << s.name;
+        if (s.name == "stem") {
+          EXPECT_EQ(s.params.IntOr("layout_out", 0), ActiveBlock());
+          EXPECT_EQ(s.params.IntOr("layout_in", 0), 0);
+        }
+        if (s.name == "dw") {
+          EXPECT_EQ(s.params.IntOr("layout_in", 0), ActiveBlock());
+        }
+      }
+    }
+    ExpectMatchesInterpreter(c, RandomTensor({2, 3, 15, 17}, 9));
+  }
+}
+
+TEST(LowerLayout, ImageStemBeforeAnNchwStepStaysNchw) {
+  // A blocked output would need a reorder back for the MaxPool: kGroupedDirect writes NCHW.
+  Compiled c = Compile(Stem(32, true));
+  ASSERT_TRUE(c.module);
+  EXPECT_EQ(CountStems(*c.module), 0u);
+  EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
+  ExpectMatchesInterpreter(c, RandomTensor({2, 3, 15, 17}, 10));
+}
+
+TEST(LowerLayout, ImageStemRefusesABlockedInput) {
+  Compiled c = Compile(Stem(32, false));
+  ASSERT_TRUE(c.module);
+  if (ActiveBlock() == 0) return;
+  for (const runtime::Step& s : c.module->steps) {
+    if (s.name != "stem") continue;
+    ASSERT_TRUE(runtime::CreateKernel(s, *c.module).ok());
+    runtime::Step bad = s;
+    bad.params.ints["layout_in"] = ActiveBlock();  // kStemNchwc reads NCHW only
+    EXPECT_FALSE(runtime::CreateKernel(bad, *c.module).ok());
+  }
+}
+
 }  // namespace
 }  // namespace kiln
