@@ -69,6 +69,17 @@ struct V {
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  // Two 8-entry permutes (low 3 bits), blended on bit 3 (shifted into the sign).
+  static T TableBits(T k, const int32_t* t) {
+    const __m256i b = _mm256_castps_si256(k);
+    const __m256i lo = _mm256_permutevar8x32_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t)), b);
+    const __m256i hi = _mm256_permutevar8x32_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + 8)), b);
+    const __m256 v = _mm256_blendv_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi),
+                                      _mm256_castsi256_ps(_mm256_slli_epi32(b, 28)));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(v), _mm256_slli_epi32(b, 19)));
+  }
   // p[0], p[2], ..., p[14]: shuffle picks the evens per 128-bit lane, permute orders the halves.
   static T LoadEvens(const float* p) { return Evens(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)); }
   static T Evens(T a, T b) {

@@ -65,6 +65,11 @@ struct V {
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  static T TableBits(T k, const int32_t* t) {
+    const __m512i b = _mm512_castps_si512(k);
+    const __m512i v = _mm512_maskz_permutexvar_epi32(kAll, b, _mm512_loadu_si512(t));  // b & 15
+    return _mm512_castsi512_ps(_mm512_add_epi32(v, _mm512_maskz_slli_epi32(kAll, b, 19)));
+  }
   static T LoadEvens(const float* p) { return Evens(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16)); }
   static T Evens(T a, T b) {
     const __m512i idx =

@@ -45,6 +45,14 @@ struct V {
   static float ReduceMax(T v) { return v; }
   static T LoadEvens(const float* p) { return *p; }
   static T Evens(T a, T) { return a; }
+  static T TableBits(T k, const int32_t* t) {
+    uint32_t b;
+    std::memcpy(&b, &k, sizeof b);
+    const uint32_t v = static_cast<uint32_t>(t[b & 15]) + (b << 19);
+    float f;
+    std::memcpy(&f, &v, sizeof f);
+    return f;
+  }
 
  private:
   static float Pow2(int32_t e) {
