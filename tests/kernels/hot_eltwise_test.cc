@@ -334,7 +334,8 @@ TEST(HotEltwise, UnaryExtremes) {
       }
     }
     std::vector<float> nan{NAN, 1.0f};
-    for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kGelu}) {
+    for (UnaryOp op :
+         {UnaryOp::kExp, UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kSilu, UnaryOp::kGelu}) {
       std::vector<float> out(2);
       ASSERT_TRUE(Unary(op, 2, nan.data(), out.data(), {}, o).ok());
       EXPECT_TRUE(std::isnan(out[0])) << UnaryOpName(op) << " isa=" << IsaName(isa);
