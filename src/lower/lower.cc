@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/printer.h"
+#include "lower/fuse_residual.h"
 #include "lower/layout.h"
 #include "lower/native.h"
 #include "lower/op_flops.h"
@@ -180,6 +181,12 @@ class Lowerer final : public LowerContext {
       LayoutReport layout;
       KILN_RETURN_IF_ERROR(PlanBlockedLayout(module_, &layout));
       if (report) report->native_steps += layout.reorders;
+    }
+    // On final layouts: an Add's operands then share the conv output's dims and layout.
+    if (options_.native && ResidualFusionEnabled()) {
+      const size_t before = module_.steps.size();
+      KILN_RETURN_IF_ERROR(FuseResidualAdds(module_).status());
+      if (report) report->native_steps -= before - module_.steps.size();
     }
     weights_.Finish(module_);
     KILN_RETURN_IF_ERROR(module_.Validate().WithContext("lowering produced a bad module: "));

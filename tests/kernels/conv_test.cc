@@ -156,10 +156,11 @@ struct Case {
   bool bias = false;
   gemm::Activation act = gemm::Activation::kNone;
   Layout layout = Layout::kNchw;  // kNchwc: a blocked depthwise
+  bool accumulate = false;        // Y starts as a random residual: Y = act(conv + bias + Y)
 
   std::string Describe() const {
     return StrCat(p.Describe(), " algo=", AlgorithmName(algo), " isa=", IsaName(isa),
-                  layout == Layout::kNchwc ? " blocked" : "",
+                  layout == Layout::kNchwc ? " blocked" : "", accumulate ? " accumulate" : "",
                   " threads=", threads, " bias=", bias, " act=", gemm::ActivationName(act));
   }
 };
@@ -204,7 +205,11 @@ void RunCase(const Case& tc) {
   std::vector<float> ws(conv->WorkspaceSize(tc.threads), std::numeric_limits<float>::quiet_NaN());
   ro.workspace = ws.empty() ? nullptr : ws.data();
 
+  // Without accumulate Y's old contents must not matter: NaN would show through.
   std::vector<float> y(p.n * p.m * oh * ow, std::numeric_limits<float>::quiet_NaN());
+  const std::vector<float> residual = tc.accumulate ? Random(y.size(), rng) : std::vector<float>{};
+  if (tc.accumulate) y = residual;
+  ro.accumulate = tc.accumulate;
   if (conv->layout() == Layout::kNchwc) {
     // kStemNchwc reads NCHW and writes NCHWc; the others take NCHWc on both sides.
     const size_t cb = conv->block();
@@ -214,6 +219,7 @@ void RunCase(const Case& tc) {
       NchwToNchwc(p.n, p.c, p.h, p.w, cb, x.data(), xc.data(), ro.pool);
     }
     std::vector<float> yc(NchwcSize(p.n, p.m, oh, ow, cb), std::numeric_limits<float>::quiet_NaN());
+    if (tc.accumulate) NchwToNchwc(p.n, p.m, oh, ow, cb, residual.data(), yc.data(), ro.pool);
     const Status st = conv::Run(*conv, xc.data(), yc.data(), ro);
     ASSERT_TRUE(st.ok()) << st.message();
     NchwcToNchw(p.n, p.m, oh, ow, cb, yc.data(), y.data(), ro.pool);
@@ -239,7 +245,7 @@ void RunCase(const Case& tc) {
   const double eps = std::numeric_limits<float>::epsilon();
   size_t bad = 0;
   for (size_t i = 0; i < y.size(); ++i) {
-    const float expect = Activate(want[i], ro.epilogue);
+    const float expect = Activate(want[i] + (tc.accumulate ? residual[i] : 0.0f), ro.epilogue);
     const double sum_err = conv->algorithm() == Algorithm::kWinograd
                                ? 1.5 * winograd::kErrorFactor * eps * static_cast<double>(k)
                                : 2.0 * eps * static_cast<double>(k + 1);
@@ -277,6 +283,46 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
       }
     }
   }
+}
+
+// Residual adds fused into the conv (runtime conv2d steps with a residual input): every algorithm
+// that supports accumulate, every ISA, on all shapes, with the activations in turn.
+TEST(Conv, AccumulateOntoTheOutput) {
+  size_t variant = 0;
+  for (const ConvParams& p : Shapes()) {
+    for (Algorithm algo : kAlgorithms) {
+      if (!Supports(algo, p) || !SupportsAccumulate(algo)) continue;
+      for (IsaLevel isa : IsaLevels()) {
+        Case tc;
+        tc.p = p;
+        tc.algo = algo;
+        tc.isa = isa;
+        tc.threads = 1 + variant % 3;
+        tc.bias = variant % 2 == 0;
+        tc.act = kActivations[variant % std::size(kActivations)];
+        tc.accumulate = true;
+        ++variant;
+        RunCase(tc);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+  // The others refuse rather than overwrite.
+  const ConvParams p = P(1, 64, 14, 14, 72, 3, 3, 1, 1);
+  std::mt19937 rng(kSeed);
+  const std::vector<float> x = Random(p.n * p.c * p.h * p.w, rng);
+  const std::vector<float> w = Random(p.m * p.c * 9, rng);
+  PrepareOptions po;
+  po.algorithm = Algorithm::kWinograd;
+  Expected<PreparedConv> conv = PrepareConv(p, w.data(), po);
+  ASSERT_TRUE(conv.ok()) << conv.status().message();
+  std::vector<float> y(p.m * p.out_h() * p.out_w(), 1.0f);
+  RunOptions ro;
+  ro.accumulate = true;
+  const Status st = conv::Run(*conv, x.data(), y.data(), ro);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("accumulate"), std::string::npos) << st.message();
+  EXPECT_EQ(y[0], 1.0f);
 }
 
 TEST(Conv, EveryActivationOnEachAlgorithm) {

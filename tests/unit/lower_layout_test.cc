@@ -22,9 +22,16 @@
 #include "runtime/module_file.h"
 #include "runtime/session.h"
 #include "runtime_ref/reference_partition.h"
+#include "lower_test_util.h"
 
 namespace kiln {
 namespace {
+
+using lower_test::Compile;
+using lower_test::Compiled;
+using lower_test::CountKernel;
+using lower_test::ExpectMatchesInterpreter;
+using lower_test::RandomTensor;
 
 // The block kDirectNchwc uses at the active ISA, or 0 where the cost model never picks it.
 int64_t ActiveBlock() {
@@ -40,39 +47,6 @@ class LayoutEnv {
   ~LayoutEnv() { unsetenv("KILN_LAYOUT"); }
 };
 
-struct Compiled {
-  std::unique_ptr<ir::Graph> graph;  // as parsed: the interpreter's input
-  std::shared_ptr<const runtime::Module> module;
-  std::shared_ptr<const runtime::CompiledModel> model;
-};
-
-Compiled Compile(const std::string& text) {
-  runtime_ref::EnableReferencePartitions();
-  Compiled c;
-  auto parsed = ir::ParseGraph(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  if (!parsed.ok()) return c;
-  c.graph = std::move(*parsed);
-  auto optimized = ir::ParseGraph(text);
-  passes::PassManager pm({});
-  for (auto& p : passes::BuildPipeline(2)) pm.Add(std::move(p));
-  EXPECT_TRUE(pm.Run(**optimized).ok());
-  auto module = lower::Lower(**optimized, lower::LowerOptions{});
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return c;
-  c.module = std::make_shared<const runtime::Module>(std::move(*module));
-  auto model = runtime::CompiledModel::Create(c.module);
-  EXPECT_TRUE(model.ok()) << model.status().message();
-  if (model.ok()) c.model = *model;
-  return c;
-}
-
-size_t CountKernel(const runtime::Module& m, const std::string& kernel) {
-  size_t n = 0;
-  for (const runtime::Step& s : m.steps) n += s.kernel == kernel;
-  return n;
-}
-
 // conv steps that run NCHWc, and those of them with a blocked side.
 size_t CountDirect(const runtime::Module& m) {
   size_t n = 0;
@@ -86,40 +60,6 @@ size_t CountBlockedSides(const runtime::Module& m) {
   for (const runtime::Step& s : m.steps)
     n += s.params.ints.count("layout_in") + s.params.ints.count("layout_out");
   return n;
-}
-
-Tensor RandomTensor(std::vector<int64_t> dims, uint32_t seed) {
-  Tensor t(DType::kFloat32, std::move(dims));
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.f, 1.f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = normal(rng);
-  return t;
-}
-
-// Runs `c` on `x` (two threads) and compares every output with the interpreter.
-void ExpectMatchesInterpreter(const Compiled& c, const Tensor& x) {
-  ASSERT_TRUE(c.model);
-  runtime::SessionOptions options;
-  options.threads = 2;
-  auto session = runtime::Session::Create(c.model, options);
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  const Tensor* in[] = {&x};
-  Status st = (*session)->Run(in);
-  ASSERT_TRUE(st.ok()) << st.message();
-  std::vector<Tensor> want;
-  st = interp::Run(*c.graph, {{"x", x}}, &want);
-  ASSERT_TRUE(st.ok()) << st.message();
-  ASSERT_EQ(want.size(), c.module->outputs.size());
-  for (size_t o = 0; o < want.size(); ++o) {
-    const Tensor& got = (*session)->output(o);
-    ASSERT_EQ(got.dims(), want[o].dims()) << "output " << o;
-    double max_ref = 0;
-    for (int64_t i = 0; i < want[o].numel(); ++i)
-      max_ref = std::max(max_ref, std::fabs(double(want[o].data<float>()[i])));
-    for (int64_t i = 0; i < want[o].numel(); ++i)
-      ASSERT_NEAR(got.data<float>()[i], want[o].data<float>()[i], 1e-4 * max_ref + 1e-5)
-          << "output " << o << " at " << i;
-  }
 }
 
 // Conv 3x3 (C -> M) + Relu, Conv 3x3 (M -> M), a residual Add, MaxPool, GlobalAveragePool,
@@ -366,7 +306,8 @@ TEST(LowerLayout, SqueezeExciteStaysBlocked) {
       // The pool reads the blocked depthwise output; the Mul scales it in place of a broadcast;
       // only the sum leaves the chain through a reorder step.
       EXPECT_EQ(CountKernel(*c.module, "channel_scale_nchwc"), 1u);
-      EXPECT_EQ(CountKernel(*c.module, "eltwise_binary"), 1u);  // the residual Add
+      // The residual Add is folded into the project conv (lower/fuse_residual.h).
+      EXPECT_EQ(CountKernel(*c.module, "eltwise_binary"), 0u);
       EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 1u);
       size_t blocked_pools = 0;
       for (const runtime::Step& st : c.module->steps)
@@ -375,6 +316,9 @@ TEST(LowerLayout, SqueezeExciteStaysBlocked) {
     } else {
       EXPECT_EQ(CountKernel(*c.module, "channel_scale_nchwc"), 0u);
     }
+    size_t residual = 0;
+    for (const runtime::Step& st : c.module->steps) residual += st.params.IntOr("residual", 0);
+    EXPECT_EQ(residual, 1u);
     ExpectMatchesInterpreter(c, RandomTensor({1, 16, 8, 8}, 10));
   }
 }

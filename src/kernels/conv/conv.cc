@@ -361,6 +361,10 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
   if (o.epilogue.bias_kind == gemm::BiasKind::kPerRow && !o.epilogue.bias) {
     return Status::Error("conv: per-channel bias is null: ", p.Describe());
   }
+  if (o.accumulate && !SupportsAccumulate(conv.algorithm())) {
+    return Status::Error("conv: ", AlgorithmName(conv.algorithm()),
+                         " cannot add to its output (accumulate): ", p.Describe());
+  }
   switch (conv.algorithm()) {
     case Algorithm::kGemm1x1:
     case Algorithm::kIm2colGemm:
@@ -388,6 +392,10 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
       break;
   }
   return Status::Error("conv: unknown algorithm");
+}
+
+bool SupportsAccumulate(Algorithm a) {
+  return a == Algorithm::kGemm1x1 || a == Algorithm::kIm2colGemm || a == Algorithm::kDirectNchwc;
 }
 
 Clamp ClampOf(const gemm::Epilogue& ep) {

@@ -174,7 +174,14 @@ struct RunOptions {
   ThreadPool* pool = nullptr;
   // Null, or WorkspaceSize(threads) floats; null with a non-zero size allocates per call.
   float* workspace = nullptr;
+  // Y = act(conv(X) + bias + Y): the sum lands on what Y already holds (a residual branch written
+  // there first, or Y itself when the residual's buffer is Y's). Only where SupportsAccumulate.
+  bool accumulate = false;
 };
+
+// Whether Run honours RunOptions::accumulate for `a`: the GEMM paths and the direct NCHWc kernel,
+// whose epilogues read C before the activation. Winograd, depthwise, grouped and the stem do not.
+bool SupportsAccumulate(Algorithm a);
 
 // x in conv.input_layout(), y in conv.layout(). Errors: null pointers, a per-column bias.
 Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions& options = {});

@@ -156,6 +156,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   base.out_ob_stride = rows * cols * c;
   base.min = clamp.min;
   base.max = clamp.max;
+  base.accumulate = o.accumulate ? 1 : 0;
 
   const size_t threads = ThreadCount(o.pool);
   ParallelFor(o.pool, threads, [&](size_t t) {

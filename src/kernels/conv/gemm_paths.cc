@@ -44,6 +44,7 @@ gemm::Options GroupOptions(const RunOptions& o, size_t group, size_t mg, ThreadP
   g.epilogue = o.epilogue;
   if (g.epilogue.bias) g.epilogue.bias += group * mg;
   g.pool = pool;
+  g.accumulate = o.accumulate;
   return g;
 }
 

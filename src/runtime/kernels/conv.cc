@@ -10,11 +10,16 @@
 //
 // PreparedConv fixes the batch size, but nothing else depends on it: the kernel keeps a second
 // view prepared for one image and runs a batch of any other size an image at a time.
+//
+// With params "residual" = 1 (lower/fuse_residual.h) the step has a second input Z of Y's dims
+// and layout and computes Y = act(conv(X) + bias + Z): the conv accumulates onto Z, which the
+// memory plan may give Y's buffer (InPlace), so ResNet's Add and Relu cost no pass of their own.
 #include "kernels/conv/conv.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 
 #include "kernels/conv/layout.h"
@@ -48,19 +53,32 @@ Expected<conv::Algorithm> ReadAlgorithm(const StepParams& params) {
 class ConvKernel final : public StepKernel {
  public:
   ConvKernel(std::string name, conv::PreparedConv batch, conv::PreparedConv single,
-             gemm::Epilogue ep, bool in_blocked, bool out_blocked)
+             gemm::Epilogue ep, bool in_blocked, bool out_blocked, bool residual)
       : name_(std::move(name)),
         batch_(std::move(batch)),
         single_(std::move(single)),
         ep_(ep),
         in_blocked_(in_blocked),
-        out_blocked_(out_blocked) {}
+        out_blocked_(out_blocked),
+        residual_(residual) {}
 
   Status InferShapes(std::span<const Dims* const> inputs,
                      std::vector<std::optional<Dims>>* outputs) const override {
     KILN_RETURN_IF_ERROR(CheckInput(inputs));
-    outputs->assign(1, OutputDims((*inputs[0])[0]));
+    const int64_t n = (*inputs[0])[0];
+    if (residual_ && (inputs.size() != 2 || !inputs[1] || !OutputIs(*inputs[1], n))) {
+      return Status::Error("step '", name_, "' (conv2d): the residual input Z is ",
+                           inputs.size() == 2 && inputs[1] ? DimsToString(*inputs[1]) : "missing",
+                           " but Y is ", DimsToString(OutputDims(n)), "; they must match");
+    }
+    outputs->assign(1, OutputDims(n));
     return Status::Ok();
+  }
+
+  // Y may be Z's buffer: every element of Z is read (into the sum) before Y's is written.
+  std::vector<std::pair<int, int>> InPlace() const override {
+    if (!residual_) return {};
+    return {{0, 1}};
   }
 
   size_t WorkspaceBytes(std::span<const Dims* const> inputs, size_t threads) const override {
@@ -69,9 +87,11 @@ class ConvKernel final : public StepKernel {
   }
 
   Status Run(const StepArgs& args) const override {
-    if (args.inputs.size() != 1 || args.outputs.size() != 1 || !args.inputs[0] ||
-        !args.outputs[0]) {
-      return Status::Error("step '", name_, "' (conv2d) takes one input and one output");
+    const size_t inputs = residual_ ? 2 : 1;
+    if (args.inputs.size() != inputs || args.outputs.size() != 1 || !args.inputs[0] ||
+        (residual_ && !args.inputs[1]) || !args.outputs[0]) {
+      return Status::Error("step '", name_, "' (conv2d) takes ", residual_ ? "two inputs (X, Z)" : "one input",
+                           " and one output");
     }
     const Tensor& x = *args.inputs[0];
     Tensor& y = *args.outputs[0];
@@ -82,6 +102,12 @@ class ConvKernel final : public StepKernel {
         !OutputIs(y.dims(), x.dims()[0])) {
       return Status::Error("step '", name_, "' (conv2d): got X ", DescribeTensor(x), " and Y ",
                            DescribeTensor(y), ", expected float32 and Y ",
+                           DimsToString(OutputDims(x.dims()[0])));
+    }
+    const Tensor* z = residual_ ? args.inputs[1] : nullptr;
+    if (z && (z->dtype() != DType::kFloat32 || !OutputIs(z->dims(), x.dims()[0]))) {
+      return Status::Error("step '", name_, "' (conv2d): the residual input Z is ",
+                           DescribeTensor(*z), "; expected float32 ",
                            DimsToString(OutputDims(x.dims()[0])));
     }
     const size_t n = static_cast<size_t>(x.dims()[0]), threads = ThreadCount(args.pool);
@@ -103,8 +129,9 @@ class ConvKernel final : public StepKernel {
     const size_t y_step = out_blocked_ ? conv::NchwcSize(p.n, p.m, p.out_h(), p.out_w(), cb)
                                        : p.n * p.m * p.out_h() * p.out_w();
     for (size_t i = 0; i < images; ++i) {
-      Status s = RunOnce(conv, x.data<float>() + i * x_step, y.data<float>() + i * y_step,
-                         reinterpret_cast<float*>(args.workspace), args.pool);
+      Status s = RunOnce(conv, x.data<float>() + i * x_step, z ? z->data<float>() + i * y_step : nullptr,
+                         y.data<float>() + i * y_step, reinterpret_cast<float*>(args.workspace),
+                         args.pool);
       if (!s.ok()) return s.WithContext(StrCat("step '", name_, "' (conv2d): "));
     }
     return Status::Ok();
@@ -121,8 +148,9 @@ class ConvKernel final : public StepKernel {
  private:
   Status CheckInput(std::span<const Dims* const> inputs) const {
     const conv::ConvParams& p = batch_.params();
-    if (inputs.size() != 1 || !inputs[0]) {
-      return Status::Error("step '", name_, "' (conv2d) takes one input, X");
+    if (inputs.empty() || inputs.size() > (residual_ ? 2u : 1u) || !inputs[0]) {
+      return Status::Error("step '", name_, "' (conv2d) takes ",
+                           residual_ ? "two inputs, X and Z" : "one input, X");
     }
     const Dims& x = *inputs[0];
     const auto b = static_cast<int64_t>(batch_.block());
@@ -178,14 +206,24 @@ class ConvKernel final : public StepKernel {
     return floats;
   }
 
-  Status RunOnce(const conv::PreparedConv& conv, const float* x, float* y, float* ws,
-                 ThreadPool* pool) const {
+  // z: null, or the residual in Y's layout (possibly Y's own buffer).
+  Status RunOnce(const conv::PreparedConv& conv, const float* x, const float* z, float* y,
+                 float* ws, ThreadPool* pool) const {
     const conv::ConvParams& p = conv.params();
     conv::RunOptions o;
     o.epilogue = ep_;
     o.pool = pool;
+    o.accumulate = z != nullptr;
     const size_t conv_ws = RoundUp(conv.WorkspaceSize(ThreadCount(pool)));
     o.workspace = conv_ws > 0 ? ws : nullptr;
+    const size_t y_floats = conv.block() > 1 && out_blocked_
+                                ? conv::NchwcSize(p.n, p.m, p.out_h(), p.out_w(), conv.block())
+                                : p.n * p.m * p.out_h() * p.out_w();
+    // The conv adds onto Y, so Y starts as Z (unless the plan made them one buffer). An NCHW Y
+    // of a blocked conv starts as Z reordered, below.
+    if (z && z != y && (conv.block() == 1 || out_blocked_)) {
+      std::memcpy(y, z, y_floats * sizeof(float));
+    }
     if (conv.block() == 1) return conv::Run(conv, x, y, o);
     const size_t b = conv.block();
     float* next = ws + conv_ws;
@@ -197,7 +235,10 @@ class ConvKernel final : public StepKernel {
       conv::NchwToNchwc(p.n, p.c, p.h, p.w, b, x, part, pool);
       xc = part;
     }
-    if (!out_blocked_) yc = next;
+    if (!out_blocked_) {
+      yc = next;
+      if (z) conv::NchwToNchwc(p.n, p.m, p.out_h(), p.out_w(), b, z, yc, pool);
+    }
     KILN_RETURN_IF_ERROR(conv::Run(conv, xc, yc, o));
     if (!out_blocked_) conv::NchwcToNchw(p.n, p.m, p.out_h(), p.out_w(), b, yc, y, pool);
     return Status::Ok();
@@ -208,6 +249,7 @@ class ConvKernel final : public StepKernel {
   conv::PreparedConv single_;      // the same weights for one image
   gemm::Epilogue ep_;              // bias points into the module's weights
   bool in_blocked_, out_blocked_;  // X / Y are NCHWc module values: no reorder in Run
+  bool residual_;                  // a second input Z: Y = act(conv(X) + bias + Z)
 };
 
 Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module& module) {
@@ -245,10 +287,19 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
   KILN_ASSIGN_OR_RETURN(std::string isa_name, sp.String("isa"));
   KILN_ASSIGN_OR_RETURN(parts.isa, ParseIsa(isa_name));
   KILN_ASSIGN_OR_RETURN(size_t has_bias, SizeParam(sp, "has_bias", 0, 1));
-  if (step.blobs.size() != 1 + has_bias || step.inputs.size() != 1 || step.outputs.size() != 1) {
-    return Status::Error("conv2d takes one input, one output and ", 1 + has_bias,
+  const int64_t residual = sp.IntOr("residual", 0);
+  if (residual != 0 && residual != 1) {
+    return Status::Error("step parameter 'residual' = ", residual, " is outside [0, 1]");
+  }
+  if (step.blobs.size() != 1 + has_bias || step.inputs.size() != static_cast<size_t>(1 + residual) ||
+      step.outputs.size() != 1) {
+    return Status::Error("conv2d takes ", 1 + residual, " input(s), one output and ", 1 + has_bias,
                          " blobs (weights, bias); the step has ", step.inputs.size(), ", ",
                          step.outputs.size(), " and ", step.blobs.size());
+  }
+  if (residual && !conv::SupportsAccumulate(parts.algorithm)) {
+    return Status::Error("conv2d: a residual input needs an algorithm that accumulates; ",
+                         conv::AlgorithmName(parts.algorithm), " does not");
   }
   gemm::Epilogue ep;
   KILN_RETURN_IF_ERROR(ReadActivation(sp, &ep));
@@ -312,7 +363,8 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
   KILN_ASSIGN_OR_RETURN(conv::PreparedConv batch, conv::ViewPreparedConv(std::move(parts), owner));
   KILN_ASSIGN_OR_RETURN(conv::PreparedConv single, conv::ViewPreparedConv(std::move(one), owner));
   return std::unique_ptr<StepKernel>(new ConvKernel(step.name, std::move(batch), std::move(single),
-                                                    ep, layout_in != 0, layout_out != 0));
+                                                    ep, layout_in != 0, layout_out != 0,
+                                                    residual != 0));
 }
 
 constexpr KernelEntry kConvKernels[] = {{"conv2d", CreateConv}};
