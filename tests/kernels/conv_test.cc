@@ -138,13 +138,14 @@ std::vector<ConvParams> Shapes() {
       Asym(P(1, 16, 5, 7, 20, 1, 1), 1, 0, 0, 1, 2, 2),
       // Stems (C <= 4; kStemNchwc, kGroupedDirect) besides the ones above: grey at stride 2 with
       // M = 24 (a pair of blocks past M at 16, one block and a pair at 8), RGBA 7x7 s2 at
-      // batch 2, rows wider than two tiles, a dilated window at stride 1, and windows that miss
-      // the input.
+      // batch 2, rows wider than two tiles, a dilated window at stride 1, windows that miss
+      // the input, and windows wider than the input (no column sees the whole window).
       P(1, 1, 31, 50, 24, 3, 3, 2, 1),
       P(2, 4, 37, 29, 40, 7, 7, 2, 3),
       P(1, 3, 9, 113, 16, 3, 3, 2, 1),
       P(1, 2, 20, 19, 16, 3, 3, 1, 2, 2),
       P(1, 3, 4, 4, 16, 3, 3, 1, 3),
+      P(1, 2, 2, 2, 16, 5, 5, 1, 2),
   };
 }
 
