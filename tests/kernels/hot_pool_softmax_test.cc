@@ -173,6 +173,68 @@ TEST(HotPool, MaxAndAveragePool2dMatchReference) {
   }
 }
 
+// NaN: which NaN a max keeps depends on the order the taps are reduced in (x86 max returns its
+// second operand when either is NaN; the reference keeps the first), so only windows without a
+// NaN are compared, exactly. They catch a NaN leaking in from a neighbouring row, plane or
+// padding (the kernels read and write whole vectors past rows).
+TEST(HotPool, NanStaysInItsWindows) {
+  std::mt19937 rng(kSeed + 9);
+  for (const PoolCase& pc : PoolCases()) {
+    pool::Pool2dParams p;
+    p.batch = pc.n;
+    p.channels = pc.c;
+    p.in_h = pc.h;
+    p.in_w = pc.w;
+    p.kernel_h = pc.kh;
+    p.kernel_w = pc.kw;
+    p.stride_h = pc.sh;
+    p.stride_w = pc.sw;
+    p.pad_top = pc.pt;
+    p.pad_left = pc.pl;
+    p.pad_bottom = pc.pb;
+    p.pad_right = pc.pr;
+    p.out_h = pool::PoolOutputSize(pc.h, pc.kh, pc.sh, pc.pt, pc.pb, pc.ceil).value();
+    p.out_w = pool::PoolOutputSize(pc.w, pc.kw, pc.sw, pc.pl, pc.pr, pc.ceil).value();
+    std::vector<float> x = Random(pc.n * pc.c * pc.h * pc.w, -3.0f, 3.0f, rng);
+    std::bernoulli_distribution nan(0.05);
+    for (float& v : x)
+      if (nan(rng)) v = std::nanf("");
+    const size_t planes = pc.n * pc.c, ny = planes * p.out_h * p.out_w;
+    // Per output: the window's max, or NaN when the window holds a NaN.
+    std::vector<float> expect(ny);
+    for (size_t pl = 0; pl < planes; ++pl)
+      for (size_t oy = 0; oy < p.out_h; ++oy)
+        for (size_t ox = 0; ox < p.out_w; ++ox) {
+          float m = -INFINITY;
+          bool has_nan = false;
+          for (size_t ky = 0; ky < pc.kh; ++ky)
+            for (size_t kx = 0; kx < pc.kw; ++kx) {
+              const size_t iy = oy * pc.sh + ky, ix = ox * pc.sw + kx;  // padded
+              if (iy < pc.pt || iy - pc.pt >= pc.h || ix < pc.pl || ix - pc.pl >= pc.w) continue;
+              const float v = x[(pl * pc.h + iy - pc.pt) * pc.w + ix - pc.pl];
+              has_nan |= std::isnan(v);
+              m = std::max(m, v);
+            }
+          expect[(pl * p.out_h + oy) * p.out_w + ox] = has_nan ? std::nanf("") : m;
+        }
+    for (IsaLevel isa : IsaLevels()) {
+      for (size_t threads : {1, 3}) {
+        SCOPED_TRACE(StrCat(PoolString(pc), " isa=", IsaName(isa), " threads=", threads));
+        pool::Options o;
+        o.isa = isa;
+        o.pool = Pool(threads);
+        std::vector<float> y(ny);
+        ASSERT_TRUE(pool::MaxPool2d(p, x.data(), y.data(), o).ok());
+        for (size_t i = 0; i < ny; ++i) {
+          if (!std::isnan(expect[i])) {
+            ASSERT_EQ(y[i], expect[i]) << "i=" << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(HotPool, GlobalPoolsMatchReference) {
   std::mt19937 rng(kSeed + 1);
   for (size_t size : kSizes) {
