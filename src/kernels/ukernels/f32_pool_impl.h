@@ -1,11 +1,13 @@
-// The body of the f32 2-D pooling row microkernel (f32_maxpool2d__S, f32_avgpool2d__S), written
+// The body of the f32 2-D pooling microkernel (f32_maxpool2d__S, f32_avgpool2d__S), written
 // over the same vector traits V as f32_hot_impl.h, which includes it (same rules: internal
 // linkage, one copy per ISA file, no std:: templates).
 //
-// One output row is pooled in two passes over a scratch row (F32Pool2dRowParams::buf):
-//  1. vertical: the nrows input rows reduced elementwise (contiguous, full vectors) into
-//     buf[pad_left, pad_left + iw), with the fill value (-inf for max, 0 for average) written to
-//     the leading padding and to everything past the input that the second pass reads;
+// A call pools a run of output rows (across planes). Each row takes two passes over a scratch
+// row (F32Pool2dParams::buf):
+//  1. vertical: the window's input rows reduced elementwise (contiguous, whole vectors; the last
+//     partial one loads the fill in its idle lanes) into buf[pad_left, pad_left + iw), with the
+//     fill value (-inf for max, 0 for average) in the leading padding and everything past the
+//     input that the second pass reads (written once per call);
 //  2. horizontal: y[ox] reduces buf[ox * stride + k], k < kw. The fill makes every window look
 //     interior, so each output vector takes kw loads (stride 1), 2 * kw loads and one even-lane
 //     permute (stride 2) or a plain loop (stride >= 3), with no edge cases; only the average's
