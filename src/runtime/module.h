@@ -21,7 +21,8 @@
 namespace kiln::runtime {
 
 // Bumped whenever the meaning of a module changes (steps, params, blob layouts).
-inline constexpr uint32_t kModuleFormatVersion = 1;
+// 2: channel-blocked depthwise weights are packed per block ([C/c][KH*KW][c]).
+inline constexpr uint32_t kModuleFormatVersion = 2;
 // Blob offsets are multiples of this, so SIMD kernels read weights in place.
 inline constexpr uint64_t kBlobAlignment = 64;
 

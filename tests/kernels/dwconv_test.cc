@@ -80,6 +80,8 @@ bool Check(const DwConvParams& p, bool with_bias, Activation act, std::mt19937& 
       }
     }
   }
+  std::vector<float> wb(cb == 1 ? 0 : BlockedWeightFloats(p.c, p.kh * p.kw, cb));
+  if (cb > 1) PackBlockedWeights(p.c, p.kh * p.kw, cb, w.data(), wb.data());
   for (IsaLevel isa : IsaLevels()) {
     for (size_t threads : thread_counts) {
       std::vector<float> y(want.size());
@@ -89,7 +91,7 @@ bool Check(const DwConvParams& p, bool with_bias, Activation act, std::mt19937& 
         st = DwConv(p, x.data(), w.data(), bias, ep, y.data(), pool, isa);
       } else {
         std::vector<float> yb(p.n * blocks * cb * ohw);
-        st = DwConv(p, xb.data(), w.data(), bias, ep, yb.data(), pool, isa);
+        st = DwConv(p, xb.data(), wb.data(), bias, ep, yb.data(), pool, isa);
         for (size_t n = 0; n < p.n; ++n) {
           for (size_t c = 0; c < p.c; ++c) {
             for (size_t i = 0; i < ohw; ++i) {

@@ -201,8 +201,8 @@ size_t WeightFloats(const ConvParams& p, Algorithm a, size_t block) {
   switch (a) {
     case Algorithm::kDirectNchwc:
       return (p.m + block - 1) / block * ((p.c + block - 1) / block) * taps * block * block;
-    case Algorithm::kDepthwise:
-      return p.c * taps;
+    case Algorithm::kDepthwise:  // blocked: PackBlockedWeights' layout
+      return block > 1 ? (p.c + block - 1) / block * block * taps : p.c * taps;
     case Algorithm::kGroupedDirect:
       return p.m * (p.c / p.groups) * taps;
     case Algorithm::kStemNchwc:

@@ -41,9 +41,14 @@ bool DepthwiseBlockedSupported(const ConvParams& p, size_t block) {
 Status PrepareDepthwise(const float* weights, PreparedConv* conv) {
   using A = PreparedConvAccess;
   const ConvParams& p = A::params(*conv);
-  const size_t size = p.c * p.kh * p.kw;
+  const size_t taps = p.kh * p.kw, cb = A::block(*conv);
+  const size_t size = cb > 1 ? dwconv::BlockedWeightFloats(p.c, taps, cb) : p.c * taps;
   std::shared_ptr<float> w(new float[size], std::default_delete<float[]>());
-  std::memcpy(w.get(), weights, size * sizeof(float));
+  if (cb > 1) {
+    dwconv::PackBlockedWeights(p.c, taps, cb, weights, w.get());
+  } else {
+    std::memcpy(w.get(), weights, size * sizeof(float));
+  }
   A::weights(*conv) = std::move(w);
   return Status::Ok();
 }

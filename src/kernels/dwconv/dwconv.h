@@ -46,8 +46,17 @@ struct DwConvParams {
 // portable row kernel. NCHWc takes windows up to 7x7. Otherwise the caller falls back.
 bool DwConvSupported(const DwConvParams& p);
 
+// The weights of a channel-blocked DwConv: w [C, 1, kh, kw] as [ceil(C / cb)][kh * kw][cb], each
+// tap's cb channels side by side (one vector load), zero past C. dst holds
+// BlockedWeightFloats(c, taps, cb) floats.
+inline size_t BlockedWeightFloats(size_t c, size_t taps, size_t cb) {
+  return (c + cb - 1) / cb * cb * taps;
+}
+void PackBlockedWeights(size_t c, size_t taps, size_t cb, const float* w, float* dst);
+
 // y = act(dwconv(x, w) + bias), NCHW or NCHWc (p.channel_block).
-//   w: [C, 1, kh, kw]; bias: null or C values.
+//   w: [C, 1, kh, kw], or PackBlockedWeights' layout when p.channel_block > 1; bias: null or C
+//      values.
 //   ep: the activation (none, ReLU, Clip/ReLU6, SiLU, HardSwish, GELU) and its clip bounds.
 //       A bias may come either as `bias` or as ep.bias with ep.bias_kind == kPerRow (one value
 //       per channel), not both; kPerColumn is an error.

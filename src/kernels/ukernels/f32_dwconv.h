@@ -27,7 +27,8 @@ struct F32DwConvRow {
 };
 using F32DwConvRowFn = void (*)(const F32DwConvRow* args);
 
-// The channel-blocked (NCHWc) form: one output row of one block of cb channels.
+// The channel-blocked (NCHWc) form: `count` output rows of one block of cb channels; row i reads
+// rows[i * row_step + ky] and writes out + i * out_w * cb. For each such row:
 //   out[ox * cb + l] = clamp(bias[l] + sum_{ky, kx} w[(ky * kw + kx) * cb + l] *
 //                      in(ky, ox * stride + kx - pad_left)[l], min, max),
 // where in(ky, col) is rows[ky] + col * cb (cb floats) for 0 <= col < in_w, else zeros.
@@ -35,6 +36,7 @@ using F32DwConvRowFn = void (*)(const F32DwConvRow* args);
 struct F32DwConvRowC {
   size_t kh, kw, stride, cb;
   size_t in_w, out_w, pad_left;
+  size_t count, row_step;  // >= 1 rows per call: the weights stay in registers across them
   const float* const* rows;
   const float* w;     // kh * kw * cb
   const float* bias;  // cb

@@ -88,21 +88,25 @@ namespace kiln::ukernels {
 
 void f32_dwconv_nchwc__scalar(const F32DwConvRowC* a) {
   const size_t cb = a->cb;
-  for (size_t ox = 0; ox < a->out_w; ++ox) {
-    float* o = a->out + ox * cb;
-    for (size_t l = 0; l < cb; ++l) o[l] = a->bias[l];
-    const long base = static_cast<long>(ox * a->stride) - static_cast<long>(a->pad_left);
-    for (size_t ky = 0; ky < a->kh; ++ky) {
-      if (!a->rows[ky]) continue;
-      for (size_t kx = 0; kx < a->kw; ++kx) {
-        const long col = base + static_cast<long>(kx);
-        if (col < 0 || col >= static_cast<long>(a->in_w)) continue;
-        const float* x = a->rows[ky] + col * cb;
-        const float* w = a->w + (ky * a->kw + kx) * cb;
-        for (size_t l = 0; l < cb; ++l) o[l] += w[l] * x[l];
+  for (size_t r = 0; r < a->count; ++r) {
+    const float* const* rows = a->rows + r * a->row_step;
+    float* out = a->out + r * a->out_w * cb;
+    for (size_t ox = 0; ox < a->out_w; ++ox) {
+      float* o = out + ox * cb;
+      for (size_t l = 0; l < cb; ++l) o[l] = a->bias[l];
+      const long base = static_cast<long>(ox * a->stride) - static_cast<long>(a->pad_left);
+      for (size_t ky = 0; ky < a->kh; ++ky) {
+        if (!rows[ky]) continue;
+        for (size_t kx = 0; kx < a->kw; ++kx) {
+          const long col = base + static_cast<long>(kx);
+          if (col < 0 || col >= static_cast<long>(a->in_w)) continue;
+          const float* x = rows[ky] + col * cb;
+          const float* w = a->w + (ky * a->kw + kx) * cb;
+          for (size_t l = 0; l < cb; ++l) o[l] += w[l] * x[l];
+        }
       }
+      for (size_t l = 0; l < cb; ++l) o[l] = Clamp(o[l], a->min, a->max);
     }
-    for (size_t l = 0; l < cb; ++l) o[l] = Clamp(o[l], a->min, a->max);
   }
 }
 

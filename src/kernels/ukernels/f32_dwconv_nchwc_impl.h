@@ -1,0 +1,141 @@
+// The body of the channel-blocked depthwise row microkernel (f32_dwconv.h, F32DwConvRowC), written
+// once over the vector traits V of an ISA file (see f32_hot_impl.h for V's contract). Included
+// only by the files in ukernels/<isa>/ after they define V; internal linkage, one copy per ISA.
+//
+// Each output pixel is a vector of channels, so every window tap is one load and one FMA. What
+// decides the speed is how many independent FMA chains run at once (an FMA waits 4 cycles for
+// its accumulator): interior pixels go in groups of 8 (AVX-512) or 4 (AVX2) with the 3x3
+// window's nine weight vectors held in registers; pixels left over, and those whose window
+// crosses a row end, run with one accumulator per window row and a zero vector for the taps
+// outside the row.
+// A 7-wide row used to spend most of its time in those single-chain pixels.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include "kernels/ukernels/f32_dwconv.h"
+
+namespace kiln::ukernels {
+namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
+
+// Calls f(integral_constant<N>) for the N == n in [2, kMax].
+template <size_t kMax, class F>
+inline void GroupOf(size_t n, const F& f) {
+  if constexpr (kMax >= 2) {
+    if (n == kMax) return f(std::integral_constant<size_t, kMax>{});
+    GroupOf<kMax - 1>(n, f);
+  }
+}
+
+// K: 3 or 5 (the window, both sides), or 0 for any window read from the params. S (stride) and
+// CB (block) likewise, 0 for "from the params": with both fixed, every tap of a group is its row
+// pointer plus a constant, so the compiler needs one register per window row, not one per tap
+// (the general form ran out of registers and kept offsets in vector registers).
+template <class V, size_t K, size_t S, size_t CB>
+inline void DwRowC(const F32DwConvRowC* a) {
+  using T = typename V::T;
+  // Registers: AVX-512 has 32 (8 accumulators + 9 weights + loads), AVX2 16 (4 + 9 + loads).
+  constexpr size_t kGroup = V::kWidth >= 16 ? 8 : 4;
+  constexpr bool kHeldTaps = K == 3;
+  const size_t kh = K ? K : a->kh, kw = K ? K : a->kw;
+  const size_t cb = CB ? CB : a->cb, s = S ? S : a->stride;
+  const size_t in_w = a->in_w, out_w = a->out_w, pl = a->pad_left;
+  // Pixels [lo, hi) read only real columns.
+  size_t lo = (pl + s - 1) / s;
+  size_t hi = in_w + pl >= kw ? (in_w + pl - kw) / s + 1 : 0;
+  if (hi > out_w) hi = out_w;
+  if (lo > hi) lo = hi;
+  const T vmin = V::Set(a->min), vmax = V::Set(a->max);
+  alignas(64) static constexpr float zeros[V::kWidth] = {};
+  for (size_t g = 0; g < cb; g += V::kWidth) {
+    const float* w = a->w + g;
+    const T vb = V::Load(a->bias + g);
+    T held[kHeldTaps ? 9 : 1];
+    if constexpr (kHeldTaps) {
+      for (size_t t = 0; t < 9; ++t) held[t] = V::Load(w + t * cb);
+    }
+    auto tap = [&](size_t ky, size_t kx) {
+      if constexpr (kHeldTaps) {
+        return held[ky * 3 + kx];
+      } else {
+        return V::Load(w + (ky * kw + kx) * cb);
+      }
+    };
+    for (size_t r = 0; r < a->count; ++r) {
+      const float* const* rows = a->rows + r * a->row_step;
+      float* out = a->out + r * out_w * cb;
+      auto store = [&](size_t ox, T acc) {
+        V::Store(out + ox * cb + g, V::Min(V::Max(acc, vmin), vmax));
+      };
+      // One pixel, any position, one chain per window row (three for 3x3). A tap outside the row
+      // (or on a padding row) reads a zero vector instead: no branch, no out-of-range address.
+      auto single = [&](size_t ox) {
+        T acc[K ? K : 1];
+        for (size_t i = 0; i < (K ? K : 1); ++i) acc[i] = V::Set(0.0f);
+        acc[0] = vb;
+        const long first = static_cast<long>(ox * s) - static_cast<long>(pl);
+        for (size_t ky = 0; ky < kh; ++ky) {
+          const float* row = rows[ky];
+          T& sum = acc[K ? ky : 0];
+          for (size_t kx = 0; kx < kw; ++kx) {
+            const long col = first + static_cast<long>(kx);
+            const bool real = row != nullptr && col >= 0 && col < static_cast<long>(in_w);
+            const float* x = real ? row + static_cast<size_t>(col) * cb + g : zeros;
+            sum = V::Fma(tap(ky, kx), V::Load(x), sum);
+          }
+        }
+        for (size_t i = 1; i < (K ? K : 1); ++i) acc[0] = V::Add(acc[0], acc[i]);
+        store(ox, acc[0]);
+      };
+      // N interior pixels from ox on, one chain each.
+      auto group = [&](auto n_tag, size_t ox) {
+        constexpr size_t N = decltype(n_tag)::value;
+        T acc[N];
+        for (size_t i = 0; i < N; ++i) acc[i] = vb;
+        for (size_t ky = 0; ky < kh; ++ky) {
+          const float* row = rows[ky];
+          if (!row) continue;
+          const float* x = row + (ox * s - pl) * cb + g;
+          for (size_t kx = 0; kx < kw; ++kx) {
+            const T wv = tap(ky, kx);
+            for (size_t i = 0; i < N; ++i) {
+              acc[i] = V::Fma(wv, V::Load(x + (i * s + kx) * cb), acc[i]);
+            }
+          }
+        }
+        for (size_t i = 0; i < N; ++i) store(ox + i, acc[i]);
+      };
+      for (size_t ox = 0; ox < lo; ++ox) single(ox);
+      size_t ox = lo;
+      for (; ox + kGroup <= hi; ox += kGroup) group(std::integral_constant<size_t, kGroup>{}, ox);
+      // The rest of the interior as one group: 7 of a padded 7-wide row run as 7 chains.
+      if (hi - ox >= 2) {
+        GroupOf<kGroup - 1>(hi - ox, [&](auto n_tag) { group(n_tag, ox); });
+        ox = hi;
+      }
+      for (; ox < out_w; ++ox) single(ox);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ukernels
+
+// Defines f32_dwconv_nchwc<W>__<S> over the ISA file's V.
+#define KILN_DEFINE_F32_DWCONV_NCHWC_UKERNEL(NAME, V)                               \
+  void NAME(const F32DwConvRowC* a) {                                                \
+    constexpr size_t W = V::kWidth;                                                  \
+    const bool one_vector = a->cb == W;                                              \
+    if (a->kh == 3 && a->kw == 3 && one_vector && a->stride == 1)                    \
+      return DwRowC<V, 3, 1, W>(a);                                                  \
+    if (a->kh == 3 && a->kw == 3 && one_vector && a->stride == 2)                    \
+      return DwRowC<V, 3, 2, W>(a);                                                  \
+    if (a->kh == 5 && a->kw == 5 && one_vector && a->stride == 1)                    \
+      return DwRowC<V, 5, 1, W>(a);                                                  \
+    if (a->kh == 5 && a->kw == 5 && one_vector && a->stride == 2)                    \
+      return DwRowC<V, 5, 2, W>(a);                                                  \
+    if (a->kh == 3 && a->kw == 3) return DwRowC<V, 3, 0, 0>(a);                      \
+    if (a->kh == 5 && a->kw == 5) return DwRowC<V, 5, 0, 0>(a);                      \
+    DwRowC<V, 0, 0, 0>(a);                                                           \
+  }
