@@ -9,7 +9,9 @@
 // are copied out (with the activations a clamp cannot express).
 //
 // Work items are (image, group): each copies its input once and walks all its output rows.
-// A layer with fewer items than threads leaves threads idle; grouped CNNs have dozens of groups.
+// Grouped CNNs have dozens of groups; a layer with fewer (image, group) pairs than threads (an
+// image stem: one) splits each pair's chunks of 8 outputs among the threads instead, each
+// thread copying the pair's input once for its share (ResNet's 7x7 stem ran on one thread).
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -133,7 +135,10 @@ Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunO
   const float* weights = PreparedConvAccess::weights(conv);
   const float* bias = o.epilogue.bias_kind == gemm::BiasKind::kPerRow ? o.epilogue.bias : nullptr;
   const Clamp clamp = ClampOf(o.epilogue);
-  const size_t items = p.n * p.groups;
+  const size_t chunks = (mg + kMaxOutputs - 1) / kMaxOutputs;
+  const size_t pairs = p.n * p.groups;
+  const size_t parts = pairs < ThreadCount(o.pool) ? chunks : 1;  // per (image, group)
+  const size_t items = pairs * parts;
   const size_t threads = std::min(ThreadCount(o.pool), items);
   ParallelFor(o.pool, threads, [&](size_t t) {
     float* planes = workspace + t * geo.per_thread;
@@ -159,18 +164,24 @@ Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunO
     kp.clamp_min = clamp.min;
     kp.clamp_max = clamp.max;
     const size_t begin = items * t / threads, end = items * (t + 1) / threads;
-    for (size_t item = begin; item < end; ++item) {  // item = image * groups + group
-      const size_t g = item % p.groups;
-      for (size_t ci = 0; ci < cg; ++ci) {
-        FillPlanes(p, geo, x + (item * cg + ci) * p.h * p.w,
-                   planes + ci * p.stride_h * p.stride_w * geo.plane);
+    size_t filled = pairs;  // the pair whose input the planes hold (none yet)
+    for (size_t item = begin; item < end; ++item) {  // (image * groups + group) * parts + part
+      const size_t pair = item / parts, part = item % parts, g = pair % p.groups;
+      if (pair != filled) {
+        for (size_t ci = 0; ci < cg; ++ci) {
+          FillPlanes(p, geo, x + (pair * cg + ci) * p.h * p.w,
+                     planes + ci * p.stride_h * p.stride_w * geo.plane);
+        }
+        filled = pair;
       }
-      for (size_t o0 = 0; o0 < mg; o0 += kMaxOutputs) {
+      const size_t c0 = chunks * part / parts, c1 = chunks * (part + 1) / parts;
+      const size_t o1 = std::min(mg, c1 * kMaxOutputs);
+      for (size_t o0 = c0 * kMaxOutputs; o0 < o1; o0 += kMaxOutputs) {
         kp.mb = std::min(kMaxOutputs, mg - o0);
         const size_t m0 = g * mg + o0;
         uk.fn(planes, weights + m0 * cg * taps, bias ? bias + m0 : nullptr, out, &kp);
         for (size_t j = 0; j < kp.mb; ++j) {
-          float* yj = y + ((item / p.groups * p.m + m0 + j) * oh) * ow;
+          float* yj = y + ((pair / p.groups * p.m + m0 + j) * oh) * ow;
           for (size_t oy = 0; oy < oh; ++oy)
             std::memcpy(yj + oy * ow, out + j * geo.count + oy * geo.pw, ow * sizeof(float));
           ApplyVectorActivation(o.epilogue, conv.isa(), yj, oh * ow);
