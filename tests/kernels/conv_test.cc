@@ -122,7 +122,7 @@ std::vector<ConvParams> Shapes() {
       P(2, 32, 7, 7, 32, 7, 7, 1, 3, 1, 32),                            // the largest blocked dw
       P(1, 16, 13, 15, 20, 1, 1),  // a 1x1 over more pixels than one NCHWc chunk (96)
       // Small padded maps: kDirectNchwc convolves a zero-padded copy of the input, one run of
-      // equal tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
+      // tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
       // M past a pair of blocks and a lone last block; a padded 1x1, plain and strided).
       P(1, 20, 1, 1, 40, 3, 3, 1, 1),
       P(2, 24, 2, 2, 20, 3, 3, 1, 1),
@@ -146,6 +146,14 @@ std::vector<ConvParams> Shapes() {
       P(1, 2, 20, 19, 16, 3, 3, 1, 2, 2),
       P(1, 3, 4, 4, 16, 3, 3, 1, 3),
       P(1, 2, 2, 2, 16, 5, 5, 1, 2),
+      // Outputs wider than 32 with few output channels clip the window in place instead (runs
+      // of columns with the same taps; rows and columns that miss the input; a padded 1x1),
+      // and with many output channels copy again.
+      P(1, 16, 5, 40, 16, 3, 3, 1, 1),
+      P(1, 16, 6, 70, 8, 3, 3, 2, 1),
+      P(2, 16, 2, 40, 16, 3, 3, 1, 3),
+      P(1, 16, 3, 40, 16, 1, 1, 1, 1),
+      P(1, 16, 3, 36, 272, 3, 3, 1, 1),
   };
 }
 

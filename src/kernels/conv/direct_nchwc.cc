@@ -1,11 +1,12 @@
 // kDirectNchwc: direct convolution on NCHWc (groups == 1). A padded layer first copies its input
 // into a zero-padded buffer in the workspace, so that the tiles of an output row are cut freely
 // and each reads its window at fixed offsets. Clipping the window at the borders instead (no
-// copy) split each row into runs with the same clipped taps: on a 7x7 map with pad 1, runs of
+// copy) splits each row into runs with the same clipped taps: on a 7x7 map with pad 1, runs of
 // 1, 5 and 1 columns, and a 1-column run keeps 2 accumulators, latency-bound. The copy costs one
-// pass over the input against C_out * KH * KW multiplies per input value. Taps that read only
-// padding for a whole row or a whole tile are still skipped (a third of the work of the first
-// and last rows of a 7x7 map). bench_conv --set 3x3 --blocked, 1 thread, Zen 4, AVX-512:
+// pass over the input against C_out * KH * KW multiplies per input value; where those are few on
+// a wide map, the window is clipped in place (CopyPays). Taps that read only padding for a
+// whole row or a whole tile are skipped either way (over the copy: a third of the work of the
+// first and last rows of a 7x7 map). bench_conv --set 3x3 --blocked, 1 thread, Zen 4, AVX-512:
 // 3x3 512->512 at 7x7 3.2 -> 2.04 ms, GoogLeNet's 7x7 layers 0.456 -> 0.378 ms, 3x3 s2 512->512
 // at 14x14 3.1 -> 2.2 ms; 56x56 maps unchanged. Work items are (image, pair of output channel
 // blocks, output row, chunk of the row).
@@ -47,9 +48,24 @@ struct Padded {
   size_t floats = 0;
 };
 
+// Whether a padded layer convolves a padded copy. The copy pays where the clipped runs at the
+// borders are a large share of a row (outputs up to 32 wide) or where it is cheap against the
+// multiplies (M * KH * KW * OH * OW / (Hp * Wp) >= 256 per copied value). Elsewhere, runs of
+// columns with the same clipped taps: a 3x3 16->16 at 224x224 runs 10% slower with the copy (6.5
+// MB that leave the caches), and a 3x3 s2 16->16 at 112x112 9% (bench_conv, AVX-512).
+bool CopyPays(const ConvParams& p, size_t c) {
+  if (!(p.pad_top || p.pad_left || p.pad_bottom || p.pad_right)) return false;
+  if (p.out_w() <= 32) return true;
+  const double mults = static_cast<double>((p.m + c - 1) / c * c * p.kh * p.kw) *
+                       static_cast<double>(p.out_h() * p.out_w());
+  const double copied = static_cast<double>(p.h + p.pad_top + p.pad_bottom) *
+                        static_cast<double>(p.w + p.pad_left + p.pad_right);
+  return mults >= 256.0 * copied;
+}
+
 Padded PaddedOf(const ConvParams& p, size_t c) {
   Padded g;
-  if (!(p.pad_top || p.pad_left || p.pad_bottom || p.pad_right)) return g;
+  if (!CopyPays(p, c)) return g;
   g.hp = p.h + p.pad_top + p.pad_bottom;
   g.wp = p.w + p.pad_left + p.pad_right;
   g.floats = p.n * ((p.c + c - 1) / c) * g.hp * g.wp * c;
@@ -77,22 +93,33 @@ void PadInput(const ConvParams& p, const Padded& g, size_t c, const float* x, fl
   });
 }
 
-// The taps [lo, hi) of output position `o`'s window (in the padded input: taps starting at
-// o * stride, dilation apart) that land in the input [pad, pad + size); all taps when none do
-// (the output is then the bias, and the padding the taps read is zero).
-void ClipRange(size_t o, size_t taps, size_t dilation, size_t pad, size_t size, size_t stride,
+// The taps [lo, hi) of output position `o`'s window (in padded coordinates: taps starting at
+// o * stride, dilation apart) that land in the input [pad, pad + size); false when none do.
+bool ClipRange(size_t o, size_t taps, size_t dilation, size_t pad, size_t size, size_t stride,
                size_t* lo, size_t* hi) {
   const size_t start = o * stride;
   size_t l = 0;
   while (l < taps && start + l * dilation < pad) ++l;
   size_t h = l;
   while (h < taps && start + h * dilation < pad + size) ++h;
-  if (l == h) {
-    l = 0;
-    h = taps;
-  }
   *lo = l;
   *hi = h;
+  return l < h;
+}
+
+// Outputs whose window misses the input entirely: the bias (plus the output's contents when
+// accumulating), clamped.
+void FillEmpty(const float* bias, bool accumulate, size_t nob, size_t c, size_t cols,
+               size_t ob_stride, const Clamp& clamp, float* out) {
+  for (size_t ob = 0; ob < nob; ++ob) {
+    for (size_t j = 0; j < cols; ++j) {
+      for (size_t co = 0; co < c; ++co) {
+        float& o = out[ob * ob_stride + j * c + co];
+        const float v = (bias ? bias[ob * c + co] : 0.0f) + (accumulate ? o : 0.0f);
+        o = std::min(std::max(v, clamp.min), clamp.max);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -119,13 +146,16 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
     p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 0;
   }
   const ConvParams& q = conv.params();
-  bool clip = pad.floats > 0;  // skip the taps that read only padding
+  // Padding clips the window: over the copy, the taps that read only padding are skipped; on
+  // the input itself, the taps outside it must be.
+  bool clip = q.pad_top || q.pad_left || q.pad_bottom || q.pad_right;
+  const bool copied = pad.floats > 0;
   // An unpadded 1x1 at stride 1 is a GEMM over the pixels: its input and output planes are one
   // row of H * W pixels each, so a tile fills its 12 or 24 columns even on 7x7 planes (a row of
   // 7 would leave most of the tile empty), cut into chunks of whole tiles for the threads.
   size_t rows = oh_n, cols = ow_n;
   size_t chunk_w = 0;  // 0: one work item per output row
-  if (p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1) {
+  if (p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && (!clip || copied)) {
     p.w *= p.h;
     p.h = 1;
     cols *= rows;
@@ -162,11 +192,12 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   ParallelFor(o.pool, threads, [&](size_t t) {
     float bias_tail[64];  // bias of a pair of blocks that runs past M, zero-padded
     for (size_t item = items * t / threads; item < items * (t + 1) / threads; ++item) {
-      // With clipping, the rows of a pair start in the middle: the first row of a pair pulls its
+      // Over the copy, the rows of a pair start in the middle: the first row of a pair pulls its
       // weights from L3, and a full-window row reads them in one sequential stream, where a
       // clipped row skips every third tap and leaves the rest to the next row (ResNet's
       // 512->512 at 7x7, 2.4 ms starting at row 0 against 2.04 ms).
-      const size_t part = item % chunks, oh = (item / chunks + (clip ? rows / 2 : 0)) % rows;
+      const size_t skew = clip && copied ? rows / 2 : 0;
+      const size_t part = item % chunks, oh = (item / chunks + skew) % rows;
       const size_t pair = item / chunks / rows % pairs, n = item / chunks / rows / pairs;
       const size_t ob0 = pair * uk.max_oc_blocks;
       const size_t nob = std::min(uk.max_oc_blocks, mb_n - ob0);
@@ -181,44 +212,90 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       }
       const float* w_pair = weights + ob0 * base.w_ob_stride;
       float* y_row = y + ((n * mb_n + ob0) * rows + oh) * cols * c;
-      const float* x_row = x + (n * cb_n * p.h + oh * p.stride_h) * p.w * c;
+      const float* x_n = x + n * cb_n * p.h * p.w * c;
       const size_t ow0 = part * chunk, ow1 = std::min(cols, ow0 + chunk);
-      // Tiles of equal width: the microkernel's own cut (whole tiles, then the rest) runs a row
-      // of 14 as 12 + 2 at AVX-512, and the 2-column tile is slow. Not where that makes every
-      // tile too narrow: 7 columns at AVX2 run faster as 6 + 1 than as 3 + 4 (bench_conv
-      // KILN_ISA=avx2, 3x3 s2 512->512 at 14x14: 3.4 against 3.7 ms).
-      const size_t span = ow1 - ow0, tile = uk.tile * (nob > 1 ? 1 : 2);
-      const size_t tiles = tile == 0 ? 1 : (span + tile - 1) / tile;
-      const bool equal = tile == 0 || span / tiles >= uk.tile_min * (nob > 1 ? 1 : 2);
-      // Taps that read only padding for the whole row, or the whole tile, are skipped: on a 7x7
-      // map with pad 1, a third of the taps of the first and last rows.
-      size_t kh_lo = 0, kh_hi = p.kh;
-      if (clip) ClipRange(oh, q.kh, q.dilation_h, q.pad_top, q.h, q.stride_h, &kh_lo, &kh_hi);
-      for (size_t i = 0; i < tiles; ++i) {
-        const size_t j0 = equal ? ow0 + span * i / tiles : ow0 + i * tile;
-        const size_t j1 = equal ? ow0 + span * (i + 1) / tiles : std::min(ow1, j0 + tile);
-        size_t kw_lo = 0, kw_hi = p.kw;
-        if (clip) {
-          // The union of the columns' taps: the window moves right by a stride per column, so
-          // the last column has the lowest first tap and the first column the highest last one.
-          size_t lo_a, hi_a, lo_b, hi_b;
-          ClipRange(j1 - 1, q.kw, q.dilation_w, q.pad_left, q.w, q.stride_w, &lo_a, &hi_a);
-          ClipRange(j0, q.kw, q.dilation_w, q.pad_left, q.w, q.stride_w, &lo_b, &hi_b);
-          kw_lo = std::min(lo_a, lo_b);
-          kw_hi = std::max(hi_a, hi_b);
-        }
-        k.input = x_row + j0 * base.in_ow_stride + kh_lo * base.in_kh_stride +
-                  kw_lo * base.in_kw_stride;
-        k.weights = w_pair + (kh_lo * p.kw + kw_lo) * c * c;
+      // Whole tiles, then the rest, as the microkernel cuts a row, unless the rest would be
+      // narrower than tile_min: then tiles of equal width (14 columns at AVX-512 run as 7 + 7,
+      // not 12 + 2), as long as those are not narrower themselves: 7 columns at AVX2 run faster
+      // as 6 + 1 than as 3 + 4 (bench_conv KILN_ISA=avx2, 3x3 s2 512->512 at 14x14: 3.4 against
+      // 3.7 ms).
+      const size_t tile = uk.tile * (nob > 1 ? 1 : 2), tile_min = uk.tile_min * (nob > 1 ? 1 : 2);
+      // Runs [a, b) whose taps [kh_lo, kh_hi) x [kw_lo, kw_hi) all land in the input, or in
+      // the padded copy.
+      auto run = [&](size_t a, size_t b, size_t kh_lo, size_t kh_hi, size_t kw_lo, size_t kw_hi) {
         k.kh = kh_hi - kh_lo;
         k.kw = kw_hi - kw_lo;
-        k.output = y_row + j0 * c;
-        k.ow = j1 - j0;
+        k.weights = w_pair + (kh_lo * p.kw + kw_lo) * c * c;
+        // Input offsets of the first tap of column a (in the copy's coordinates, or the input's
+        // when it is clipped in place, where they are >= 0).
+        const size_t ih = oh * p.stride_h + kh_lo * p.dilation_h - (copied ? 0 : q.pad_top);
+        const size_t iw = a * p.stride_w + kw_lo * p.dilation_w - (copied ? 0 : q.pad_left);
+        k.input = x_n + (ih * p.w + iw) * c;
+        k.output = y_row + a * c;
+        k.ow = b - a;
         uk.fn(&k);
+      };
+      auto cut = [&](size_t a, size_t b, auto&& fn) {
+        const size_t span = b - a, tiles = tile == 0 ? 1 : (span + tile - 1) / tile;
+        const bool equal =
+            tile == 0 || (span % tile != 0 && span % tile < tile_min && span / tiles >= tile_min);
+        for (size_t i = 0; i < tiles; ++i) {
+          const size_t j0 = equal ? a + span * i / tiles : a + i * tile;
+          fn(j0, equal ? a + span * (i + 1) / tiles : std::min(b, j0 + tile));
+        }
+      };
+      size_t kh_lo = 0, kh_hi = p.kh;
+      const bool rows_hit =
+          !clip || ClipRange(oh, q.kh, q.dilation_h, q.pad_top, q.h, q.stride_h, &kh_lo, &kh_hi);
+      if (!clip) {
+        cut(ow0, ow1, [&](size_t a, size_t b) { run(a, b, 0, p.kh, 0, p.kw); });
+      } else if (copied) {
+        // Taps that read only padding for the whole row, or the whole tile, are skipped: on a
+        // 7x7 map with pad 1, a third of the taps of the first and last rows.
+        if (!rows_hit) kh_lo = 0, kh_hi = p.kh;  // the padding reads zero: the bias
+        cut(ow0, ow1, [&](size_t a, size_t b) {
+          // The union of the columns' taps: the window moves right by a stride per column, so
+          // the last column has the lowest first tap and the first column the highest last.
+          size_t lo_a, hi_a, lo_b, hi_b;
+          const bool hit_a =
+              ClipRange(b - 1, q.kw, q.dilation_w, q.pad_left, q.w, q.stride_w, &lo_a, &hi_a);
+          const bool hit_b =
+              ClipRange(a, q.kw, q.dilation_w, q.pad_left, q.w, q.stride_w, &lo_b, &hi_b);
+          if (!hit_a || !hit_b) lo_a = 0, hi_b = p.kw;
+          run(a, b, kh_lo, kh_hi, std::min(lo_a, lo_b), std::max(hi_a, hi_b));
+        });
+      } else {
+        // In place: runs of columns with the same clipped taps. The interior [in0, in1), whose
+        // windows lie inside the input, is one run; the few columns at each border are walked.
+        const size_t in0 = (q.pad_left + q.stride_w - 1) / q.stride_w;
+        const size_t reach = (q.kw - 1) * q.dilation_w;  // the window's width - 1
+        const size_t in1 = std::max(
+            in0, q.pad_left + q.w > reach ? (q.pad_left + q.w - 1 - reach) / q.stride_w + 1 : 0);
+        auto inside = [&](size_t col) { return col >= in0 && col < in1; };
+        size_t ow = ow0;
+        while (ow < ow1) {
+          size_t kw_lo = 0, kw_hi = p.kw, end = std::min(in1, ow1);
+          bool hit = true;
+          if (!inside(ow)) {
+            hit = ClipRange(ow, q.kw, q.dilation_w, q.pad_left, q.w, q.stride_w, &kw_lo, &kw_hi);
+            for (end = ow + 1; end < ow1 && !inside(end); ++end) {
+              size_t lo, hi;
+              ClipRange(end, q.kw, q.dilation_w, q.pad_left, q.w, q.stride_w, &lo, &hi);
+              if (lo != kw_lo || hi != kw_hi) break;
+            }
+          }
+          if (!rows_hit || !hit) {
+            FillEmpty(k.bias, o.accumulate, nob, c, end - ow, base.out_ob_stride, clamp,
+                      y_row + ow * c);
+          } else {
+            cut(ow, end, [&](size_t a, size_t b) { run(a, b, kh_lo, kh_hi, kw_lo, kw_hi); });
+          }
+          ow = end;
+        }
       }
       for (size_t ob = 0; ob < nob; ++ob) {
-        ApplyVectorActivation(o.epilogue, conv.isa(),
-                              y_row + ob * base.out_ob_stride + ow0 * c, (ow1 - ow0) * c);
+        ApplyVectorActivation(o.epilogue, conv.isa(), y_row + ob * base.out_ob_stride + ow0 * c,
+                              (ow1 - ow0) * c);
       }
     }
   });
