@@ -7,6 +7,7 @@
 // (116) on a Zen 4 EPYC (KVM, 2 vCPUs, AVX-512 double-pumped); 1.02x oneDNN 2.6, 1.04x BLIS 0.9.
 #include <immintrin.h>
 
+#include "kernels/ukernels/avx512/f32_transpose16x16.h"
 #include "kernels/ukernels/f32_gemm.h"
 
 // GCC 12's _mm512_max_ps/_mm512_min_ps pass an _mm512_undefined_ps() source that -O3 reports as
@@ -19,38 +20,6 @@ namespace {
 
 constexpr int kMr = 14;
 constexpr size_t kPrefetchK = 16;
-
-// r[j] lane i = old r[i] lane j: 16 unpacks within 128-bit lanes, 16 across pairs of floats,
-// then two rounds of 16 128-bit lane shuffles.
-inline void Transpose16x16(__m512 r[16]) {
-  __m512 t[16], u[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  // u[4g + c], lane l: rows 4g..4g+3 of column 4l + c.
-#pragma GCC unroll 4
-  for (int g = 0; g < 4; ++g) {
-    const __m512d t0 = _mm512_castps_pd(t[4 * g]), t1 = _mm512_castps_pd(t[4 * g + 1]);
-    const __m512d t2 = _mm512_castps_pd(t[4 * g + 2]), t3 = _mm512_castps_pd(t[4 * g + 3]);
-    u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
-    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
-    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
-    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
-  }
-#pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) {
-    const __m512 e01 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
-    const __m512 o01 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
-    const __m512 e23 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
-    const __m512 o23 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
-    r[c] = _mm512_shuffle_f32x4(e01, e23, 0x88);
-    r[8 + c] = _mm512_shuffle_f32x4(e01, e23, 0xDD);
-    r[4 + c] = _mm512_shuffle_f32x4(o01, o23, 0x88);
-    r[12 + c] = _mm512_shuffle_f32x4(o01, o23, 0xDD);
-  }
-}
 
 // The tile stored transposed (params->trans_c): each 16-column vector of the kRows rows is
 // transposed in registers into up to 16 columns of kRows values, stored as masked row segments
@@ -68,7 +37,7 @@ void StoreTransposed(const __m512 (&acc)[kRows][kVecs], size_t nr, float* c, siz
     __m512 r[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = i < kRows ? acc[i][v] : _mm512_setzero_ps();
-    Transpose16x16(r);
+    avx512::Transpose16x16(r);
     const size_t cols = nr - 16 * v < 16 ? nr - 16 * v : 16;
 #pragma GCC unroll 16
     for (size_t j = 0; j < 16; ++j) {
