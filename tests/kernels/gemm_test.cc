@@ -232,6 +232,28 @@ TEST(Gemm, StridesAndTransposes) {
   }
 }
 
+// Row strides a multiple of 4 KiB: the AVX-512 driver packs A there instead of reading its rows
+// in place (RowsInPlace), so both ways run at odd shapes, with both K-block layouts.
+TEST(Gemm, AliasingRowStrides) {
+  const size_t shapes[][3] = {{31, 17, 100}, {29, 45, 1000}, {15, 33, 1023}};
+  for (IsaLevel isa : IsaLevels()) {
+    for (const auto& s : shapes) {
+      for (size_t lda : {size_t{1024}, size_t{1025}}) {
+        Case tc;
+        tc.m = s[0], tc.n = s[1], tc.k = s[2];
+        tc.pad_a = lda - tc.k;
+        tc.isa = isa;
+        tc.bias = BiasKind::kPerRow;
+        tc.act = Activation::kRelu;
+        RunCase(tc);
+        tc.blocking = {64, 2 * SelectGemmUkernel(isa).mr, 0};
+        RunCase(tc);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 TEST(Gemm, PackedOperands) {
   // {16, 1000, 64} and {300, 20, 129} are big enough for two threads and split along the side
   // the packed operand is not prepacked for (N with packed A, M with packed B). {48, 1, 1152}
@@ -450,7 +472,8 @@ TEST(Gemm, BadArgumentsAreErrors) {
 
 // Each microkernel on its own, for every tile size up to MR x NR, with B read in place through
 // ldb (not packed) and exact-size buffers: nothing outside C[0:mr, 0:nr] or B's nr columns may be
-// touched (ASan turns an over-read or over-write into a failure).
+// touched (ASan turns an over-read or over-write into a failure). A is packed, read in place by
+// k (a_stride), or, where the kernel can, read in place by rows (a_rows).
 TEST(GemmUkernels, EveryTileSizeInPlaceB) {
   std::mt19937 rng(kSeed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -458,17 +481,23 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
     if (row.isa > ActiveIsa()) continue;
     SCOPED_TRACE(row.name);
     for (size_t kc : {1, 5}) {
-      for (uint32_t mode : {0u, 1u, 2u, 3u}) {
-        // Transposed C store; A read in place (a_stride: only rows < mr exist).
+      for (uint32_t mode : {0u, 1u, 2u, 3u, 4u, 5u}) {
+        // Transposed C store; A read in place (a_stride: only rows < mr exist); A read in place
+        // by rows (a_rows, a[i * lda + k]).
         const uint32_t trans = mode & 1;
-        const bool in_place = mode & 2;
+        const bool in_place = mode & 2, by_rows = mode & 4;
+        if (by_rows && !row.a_rows) continue;
         for (size_t mr = 1; mr <= row.mr; ++mr) {
           for (size_t nr = 1; nr <= row.nr; ++nr) {
             const size_t ldb = nr + 3;
             // Transposed: C holds nr rows of mr, element (i, j) at c[j * ldc + i].
             const size_t rows = trans ? nr : mr, cols = trans ? mr : nr, ldc = cols + 1;
-            const size_t as = in_place ? mr + 2 : row.mr;
-            std::vector<float> a(in_place ? (kc - 1) * as + mr : kc * row.mr);
+            // A(i, k) = a[k * as + i * ars].
+            const size_t as = by_rows ? 1 : in_place ? mr + 2 : row.mr;
+            const size_t ars = by_rows ? kc + 3 : 1;
+            std::vector<float> a(by_rows    ? (mr - 1) * ars + kc
+                                 : in_place ? (kc - 1) * as + mr
+                                            : kc * row.mr);
             std::vector<float> b((kc - 1) * ldb + nr), c((rows - 1) * ldc + cols);
             std::vector<float> bias_m(mr), bias_n(nr);
             for (auto* v : {&a, &b, &c, &bias_m, &bias_n}) {
@@ -476,13 +505,14 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
             }
             const std::vector<float> c_old = c;
             ukernels::F32GemmTileParams p{1,     bias_m.data(), bias_n.data(),    -0.5f,
-                                          0.75f, trans,         in_place ? as : 0};
+                                          0.75f, trans,         in_place ? as : 0,
+                                          by_rows ? ars : 0};
             row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
             for (size_t i = 0; i < mr; ++i) {
               for (size_t j = 0; j < nr; ++j) {
                 const size_t at = trans ? j * ldc + i : i * ldc + j;
                 double want = c_old[at] + bias_m[i] + bias_n[j];
-                for (size_t k = 0; k < kc; ++k) want += double{a[k * as + i]} * b[k * ldb + j];
+                for (size_t k = 0; k < kc; ++k) want += double{a[k * as + i * ars]} * b[k * ldb + j];
                 want = std::min(std::max(want, -0.5), 0.75);
                 ASSERT_NEAR(c[at], want, 1e-5) << "mr=" << mr << " nr=" << nr << " kc=" << kc
                                                << " mode=" << mode << " at " << i << "," << j;

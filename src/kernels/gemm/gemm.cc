@@ -105,6 +105,7 @@ struct Problem {
   size_t ldc = 0;
   bool c_trans = false;  // C(i, j) is c[j * ldc + i]: the transposed product of Transpose()
   bool in_place_a = false;  // plain A with rs == 1 read by the microkernel without packing
+  bool rows_a = false;  // plain A with cs == 1 read by the microkernel row by row (a_rows)
   const GemmUkernel* uk = nullptr;
   bool accumulate = false;
   const float* bias_m = nullptr;
@@ -167,6 +168,7 @@ void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const fl
   ukernels::F32GemmTileParams params{};
   params.trans_c = pb.c_trans ? 1 : 0;
   params.a_stride = a_k;
+  params.a_rows = pb.rows_a ? pb.a.rs : 0;
   params.load_c = (!first_k || pb.accumulate) ? 1 : 0;
   params.min = last_k ? pb.min : -kInf;
   params.max = last_k ? pb.max : kInf;
@@ -222,7 +224,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
   const bool direct_b = !pb.b.packed && m1 - m0 <= mr && pb.b.cs == 1;
   const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
   thread_local Workspace a_ws, b_ws;
-  float* a_buf = pb.a.packed || pb.in_place_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
+  float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
   float* b_buf = pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
   for (size_t jc = n0; jc < n1; jc += pb.nc) {
     const size_t nc = std::min(pb.nc, n1 - jc);
@@ -248,6 +250,9 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
           a_panels = pb.a.p + ic + pc * pb.a.cs;
           a_stride = mr;
           a_k = pb.a.cs;
+        } else if (pb.rows_a) {
+          a_panels = pb.a.p + ic * pb.a.rs + pc;
+          a_stride = mr * pb.a.rs;
         } else {
           const float* src = pb.a.p + ic * pb.a.rs + pc * pb.a.cs;
           if (pb.uk->pack_a && pb.a.cs == 1) {
@@ -378,6 +383,20 @@ bool SplitN(const Problem& pb, size_t m_tiles, size_t n_tiles, size_t threads) {
   return cost_n < cost_m;
 }
 
+// Whether the microkernel reads plain row-major A in place (F32GemmTileParams::a_rows) rather
+// than packing it. The packing copy moved every A value once per N block to serve N / NR tiles,
+// visible when N is small; reading A in place, 14 row streams, costs nothing extra unless the
+// rows lie a multiple of 4 KiB apart: then all 14 share one L1 set (8 ways) and 4K-alias the
+// other streams. Measured, 1 thread, bench_gemm kiln/best: 768x128x768 0.94 -> 0.99,
+// 3072x128x768 0.92 -> 0.98, 256^3 0.96 -> 0.99, 2000x64x1000 0.93 -> 1.05, 1000x256x1000
+// 0.95 -> 0.99, 128x784x1152 and 1000^3 no slower; but 1024x256x1024 104 -> 61 GFLOP/s and
+// 1024^3 105 -> 60 in place, hence the exception.
+bool RowsInPlace(const Problem& pb) {
+  constexpr size_t kAliasBytes = 4096;
+  return pb.uk->a_rows && !pb.c_trans && !pb.a.packed && pb.a.cs == 1 &&
+         pb.a.rs * sizeof(float) % kAliasBytes != 0;
+}
+
 // Splits C over the pool's threads along M or N in whole tiles (SplitN chooses); each thread
 // packs its own operands, so no barrier is needed.
 void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) {
@@ -395,6 +414,7 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   // convolution's input: one channel's pixels), which the microkernel can read in place.
   pb.in_place_a = pb.c_trans && !pb.a.packed && pb.a.rs == 1 && pb.a.cs != 1 &&
                   DivUp(pb.n, pb.uk->nr) <= kInPlaceMaxPanels;
+  pb.rows_a = RowsInPlace(pb);
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   const size_t m_tiles = DivUp(pb.m, mr), n_tiles = DivUp(pb.n, nr);
   size_t threads = ThreadCount(pool);

@@ -30,6 +30,8 @@ struct GemmUkernel {
   // full tile (14x32: ~64 shuffles per 16 columns over 28 FMA cycles per k; 6x16: 96 scalar
   // stores over 6 cycles per k).
   size_t trans_k;
+  // Whether the microkernel reads A in place row by row (F32GemmTileParams::a_rows).
+  bool a_rows;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -28,12 +28,16 @@ struct F32GemmTileParams {
   // as a[k * a_stride + i], and only its rows i < mr are read (the transposed product reads the
   // rows of plain B this way instead of packing them).
   size_t a_stride;
+  // Nonzero (kernels whose table row has a_rows set; a_stride is then 0): A is read in place
+  // row by row, a[i * a_rows + k], only rows i < mr (plain row-major A, unpacked).
+  size_t a_rows;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where
 //   1 <= mr <= MR, 1 <= nr <= NR, kc >= 1;
 //   A is a packed panel, k-major: a[k * MR + i], kc * MR floats (rows past mr may hold anything),
-//   or with params->a_stride, a[k * a_stride + i] for i < mr only;
+//   or with params->a_stride, a[k * a_stride + i] for i < mr only, or with params->a_rows,
+//   a[i * a_rows + k] for i < mr only;
 //   B row k is b + k * ldb: a packed panel (ldb = NR, zero-padded) or, for plain row-major B,
 //   B itself (ldb = its row stride), of which only columns [0, nr) are read;
 //   bias_m has mr values and bias_n has nr values.
