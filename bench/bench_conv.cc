@@ -98,7 +98,8 @@ std::vector<Layer> Layers() {
   };
 }
 
-// The 3x3 stride-1 convolutions of ResNet-18/50, DenseNet-121 and GoogLeNet (batch 1, 224x224).
+// The 3x3 stride-1 convolutions of ResNet-18/50, DenseNet-121, GoogLeNet and SqueezeNet 1.1
+// (batch 1, 224x224).
 std::vector<Layer> Layers3x3() {
   return {
       L("r50", 64, 56, 64, 3, 1),   L("r50", 128, 28, 128, 3, 1), L("r50", 256, 14, 256, 3, 1),
@@ -109,7 +110,8 @@ std::vector<Layer> Layers3x3() {
       L("gn", 128, 14, 256, 3, 1),  L("gn", 144, 14, 288, 3, 1),  L("gn", 160, 14, 320, 3, 1),
       L("gn", 16, 14, 48, 3, 1),    L("gn", 24, 14, 64, 3, 1),    L("gn", 32, 14, 128, 3, 1),
       L("gn", 160, 7, 320, 3, 1),   L("gn", 192, 7, 384, 3, 1),   L("gn", 32, 7, 128, 3, 1),
-      L("gn", 48, 7, 128, 3, 1),
+      L("gn", 48, 7, 128, 3, 1),    L("sq", 16, 55, 64, 3, 1),    L("sq", 32, 27, 128, 3, 1),
+      L("sq", 48, 13, 192, 3, 1),   L("sq", 64, 13, 256, 3, 1),
   };
 }
 

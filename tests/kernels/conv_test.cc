@@ -376,6 +376,15 @@ TEST(Conv, CostModelPicks) {
             Algorithm::kWinograd);
   EXPECT_EQ(ChooseAlgorithm(P(1, 128, 28, 28, 128, 3, 3, 2, 1), IsaLevel::kAvx512),
             Algorithm::kDirectNchwc);
+  // SqueezeNet's expands: 13x13 maps, and 16 input channels with M >= 64 at AVX-512 only.
+  EXPECT_EQ(ChooseAlgorithm(P(1, 64, 13, 13, 256, 3, 3, 1, 1), IsaLevel::kAvx2),
+            Algorithm::kWinograd);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 16, 55, 55, 64, 3, 3, 1, 1), IsaLevel::kAvx512),
+            Algorithm::kWinograd);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 16, 55, 55, 64, 3, 3, 1, 1), IsaLevel::kAvx2),
+            Algorithm::kDirectNchwc);
+  EXPECT_EQ(ChooseAlgorithm(P(1, 16, 14, 14, 48, 3, 3, 1, 1), IsaLevel::kAvx512),
+            Algorithm::kDirectNchwc);
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 3, 3, 1, 1), IsaLevel::kScalar),
             Algorithm::kIm2colGemm);
   // Image stems (C <= 4) run the grouped direct kernel as one group; not on scalar code.

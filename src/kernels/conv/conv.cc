@@ -163,14 +163,17 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa) {
   // enough for its 36 GEMMs (M x C x tiles) to run near peak and the map holds enough 4x4 tiles.
   // Measured (bench_conv --set 3x3 --algo direct_nchwc --vs winograd --cpu-time, 1 thread, Zen 4),
   // Winograd's time over the direct kernel's, AVX-512 / AVX2: C, M >= 64 at 14x14 to 56x56
-  // 0.47-0.57 / 0.40-0.61; 128->32 0.77-1.08 / 0.67-0.81; 32->96, 32->128 0.61-0.80; but
-  // 16->32, 16->48 1.0-1.4, 24->64 0.74 / 1.05, and every 7x7 map 1.2-3.2 / 0.8-2.0 (4 tiles,
-  // 30% of the tile grid padding). Accuracy: its rounding error is ~10x the direct sum's
-  // (winograd.h); the e2e check of ResNet-18/50, GoogLeNet and DenseNet-121 against onnxruntime
-  // stays within 1e-4 (tests/e2e/torchvision_vs_ort.sh).
-  // With M < 64 on AVX-512 the 14x14 maps break even (128->32: 0.99-1.08), so those need 28x28.
-  const size_t min_map = p.m < 64 && isa >= IsaLevel::kAvx512 ? 28 : 14;
-  if (Supports(Algorithm::kWinograd, p) && isa >= IsaLevel::kAvx2 && p.c >= 32 && p.m >= 32 &&
+  // 0.49-0.60 / 0.40-0.61; 13x13 maps (SqueezeNet's 48->192, 64->256) 0.65-0.81 / 0.71-0.84;
+  // 32->96, 32->128 0.66-0.79; 16->64 at 55x55 0.78 / 1.07 and 24->64 at 14x14 0.88 / 1.31 (so
+  // 16 input channels do with M >= 64, at AVX-512 only); but 16->32, 16->48 1.05-1.65, and
+  // every 7x7 map 1.15-3.7 (4 tiles, 30% of the tile grid padding). Accuracy: its rounding
+  // error is ~10x the direct sum's (winograd.h); the e2e check of the ten models against
+  // onnxruntime stays within 1e-4 (tests/e2e/torchvision_vs_ort.sh). With M < 64 on AVX-512
+  // the 14x14 maps break even (128->32: 1.15), so those need 28x28 (0.87).
+  const size_t min_map = p.m < 64 && isa >= IsaLevel::kAvx512 ? 28 : 13;
+  const bool wide = p.c >= 32 && p.m >= 32;
+  const bool narrow_in = p.c >= 16 && p.m >= 64 && isa >= IsaLevel::kAvx512;
+  if (Supports(Algorithm::kWinograd, p) && isa >= IsaLevel::kAvx2 && (wide || narrow_in) &&
       p.out_h() >= min_map && p.out_w() >= min_map) {
     return Algorithm::kWinograd;
   }
