@@ -6,6 +6,13 @@ The engines run in short alternating blocks (kiln K runs, onnxruntime K runs, ..
 rounds, so that a busy minute on a shared machine hits all of them (BENCHMARKING.md, rule 1).
 Each row also carries the largest output difference against onnxruntime (rule 6).
 
+Between blocks the harness pauses (--settle, 50 ms): onnxruntime's intra-op threads keep
+spinning for about 25 ms after its last run, and a block that starts inside that window runs
+beside them. Measured on ShuffleNet at 2 threads (kiln runs right after an onnxruntime block,
+one warm-up run): the first three or four runs took 7.2-8.4 ms against 2.5-2.7 ms for the rest
+and for a block started after a pause; a kiln process exits after its block, so onnxruntime's
+blocks never met the reverse.
+
   bench/compare.py MODEL.onnx... [--threads N] [--rounds R] [--iters K] [--out-prefix P]
 
 Writes P.json and P.md besides printing the table; ends with the geometric mean of the ratios
@@ -80,7 +87,8 @@ class PyEngine:
     def __init__(self, name, run):
         self.name, self.run, self.ms = name, run, []
 
-    def block(self, iters):
+    def block(self, iters, settle=0.0):
+        time.sleep(settle)
         for _ in range(iters):
             t = time.perf_counter()
             self.run()
@@ -171,6 +179,7 @@ def compare_model(path, args, skipped, tmp):
     for _ in range(args.rounds):
         cmd = [args.kiln, "bench", str(module), *input_args, "--threads", str(args.threads),
                "--warmup", "1", "--iters", str(args.iters), "--json", str(bench_json)]
+        time.sleep(args.settle)
         b = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if b.returncode != 0:
             raise RuntimeError(f"kiln bench failed: {b.stderr.strip()}")
@@ -178,7 +187,7 @@ def compare_model(path, args, skipped, tmp):
         kiln_ms += result["iters_ms"]
         kiln_threads = result["threads"]
         for e in [ort, *others]:
-            e.block(args.iters)
+            e.block(args.iters, args.settle)
 
     def stats(ms):
         return {"median_ms": statistics.median(ms), "min_ms": min(ms), "max_ms": max(ms),
@@ -227,6 +236,8 @@ def main():
     p.add_argument("--iters", type=int, default=4, help="timed runs per block")
     p.add_argument("--warmup", type=int, default=2, help="untimed runs of each in-process engine")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--settle", type=float, default=0.05,
+                   help="seconds of pause before each block (lets the other engine's threads idle)")
     p.add_argument("--kiln", default=default_kiln(), help="the kiln binary ($KILN_BIN)")
     p.add_argument("--out-prefix", default="compare", help="writes PREFIX.json and PREFIX.md")
     args = p.parse_args()
@@ -257,7 +268,8 @@ def main():
     notes = [f"geomean ratio onnxruntime/kiln {summary['onnxruntime']:.3f} ({len(ok)} models)"]
     notes += [f"geomean ratio {e}/kiln {summary[e]:.3f}" for e in extra]
     notes.append("ratio > 1: kiln is faster; medians over "
-                 f"{args.rounds}x{args.iters} alternating runs per engine")
+                 f"{args.rounds}x{args.iters} alternating runs per engine, "
+                 f"{args.settle * 1e3:.0f} ms pause before each block")
     if kiln_threads and kiln_threads != [args.threads]:
         notes.append(f"kiln used {kiln_threads} thread(s) (reference interpreter), others "
                      f"{args.threads}")
