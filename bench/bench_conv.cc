@@ -116,12 +116,7 @@ std::vector<Layer> Layers3x3() {
 }
 
 conv::Algorithm ParseAlgorithm(const std::string& name) {
-  for (conv::Algorithm a :
-       {conv::Algorithm::kAuto, conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
-        conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise, conv::Algorithm::kWinograd,
-        conv::Algorithm::kGroupedDirect, conv::Algorithm::kStemNchwc}) {
-    if (name == conv::AlgorithmName(a)) return a;
-  }
+  if (const auto a = conv::AlgorithmFromName(name)) return *a;
   std::fprintf(stderr, "unknown algorithm '%s'\n", name.c_str());
   std::exit(2);
 }

@@ -28,11 +28,8 @@ bool AccumulatingConv(const Step& s) {
     return false;
   const auto it = s.params.strings.find("algorithm");
   if (it == s.params.strings.end()) return false;
-  for (conv::Algorithm a : {conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
-                            conv::Algorithm::kDirectNchwc}) {
-    if (it->second == conv::AlgorithmName(a)) return conv::SupportsAccumulate(a);
-  }
-  return false;
+  const std::optional<conv::Algorithm> a = conv::AlgorithmFromName(it->second);
+  return a && conv::SupportsAccumulate(*a);
 }
 
 // A float tensor of known dims computed or bound at run time (a constant Z would be an add of a

@@ -358,6 +358,12 @@ TEST(Conv, EveryActivationOnEachAlgorithm) {
   }
 }
 
+TEST(Conv, AlgorithmNamesRoundTrip) {
+  for (Algorithm a : kAlgorithms) EXPECT_EQ(AlgorithmFromName(AlgorithmName(a)), a);
+  EXPECT_EQ(AlgorithmFromName("Winograd"), std::nullopt);
+  EXPECT_EQ(AlgorithmFromName(""), std::nullopt);
+}
+
 TEST(Conv, CostModelPicks) {
   EXPECT_EQ(ChooseAlgorithm(P(1, 64, 56, 56, 64, 1, 1), IsaLevel::kAvx2), Algorithm::kGemm1x1);
   EXPECT_EQ(ChooseAlgorithm(P(1, 256, 56, 56, 512, 1, 1, 2), IsaLevel::kAvx2),

@@ -118,6 +118,14 @@ const char* AlgorithmName(Algorithm a) {
   return "?";
 }
 
+std::optional<Algorithm> AlgorithmFromName(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(Algorithm::kStemNchwc); ++i) {
+    const auto a = static_cast<Algorithm>(i);
+    if (name == AlgorithmName(a)) return a;
+  }
+  return std::nullopt;
+}
+
 bool Supports(Algorithm a, const ConvParams& p) {
   switch (a) {
     case Algorithm::kAuto:

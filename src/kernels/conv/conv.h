@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/gemm/gemm.h"
@@ -79,6 +80,8 @@ enum class Algorithm {
 // kWinograd's packed weight matrices (one per transform point of F(4x4, 3x3)).
 inline constexpr size_t kWinogradMatrices = 36;
 const char* AlgorithmName(Algorithm a);
+// The algorithm AlgorithmName gives `name` (kAuto included); nullopt for any other string.
+std::optional<Algorithm> AlgorithmFromName(std::string_view name);
 
 enum class Layout {
   kNchw,   // plain

@@ -203,13 +203,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       const size_t nob = std::min(uk.max_oc_blocks, mb_n - ob0);
       ukernels::F32ConvNchwcParams k = base;
       k.oc_blocks = nob;
-      k.bias = bias ? bias + ob0 * c : nullptr;
-      if (bias && (ob0 + nob) * c > p.m) {
-        for (size_t i = 0; i < nob * c; ++i) {
-          bias_tail[i] = ob0 * c + i < p.m ? bias[ob0 * c + i] : 0.0f;
-        }
-        k.bias = bias_tail;
-      }
+      k.bias = BlockBias(bias, ob0, nob, c, p.m, bias_tail);
       const float* w_pair = weights + ob0 * base.w_ob_stride;
       float* y_row = y + ((n * mb_n + ob0) * rows + oh) * cols * c;
       const float* x_n = x + n * cb_n * p.h * p.w * c;

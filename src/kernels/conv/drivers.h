@@ -29,6 +29,15 @@ struct PreparedConvAccess {
   }
 };
 
+// The bias of output blocks [ob0, ob0 + nob) of c channels: bias + ob0 * c, or, when those
+// blocks run past m channels, `tail` (nob * c floats) holding them zero-padded. Null bias: null.
+inline const float* BlockBias(const float* bias, size_t ob0, size_t nob, size_t c, size_t m,
+                              float* tail) {
+  if (!bias || (ob0 + nob) * c <= m) return bias ? bias + ob0 * c : nullptr;
+  for (size_t i = 0; i < nob * c; ++i) tail[i] = ob0 * c + i < m ? bias[ob0 * c + i] : 0.0f;
+  return tail;
+}
+
 // The clamp that stands for ReLU / Clip inside a microkernel; other activations clamp nothing.
 struct Clamp {
   float min = -std::numeric_limits<float>::infinity();

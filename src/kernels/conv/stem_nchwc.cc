@@ -101,13 +101,7 @@ Status RunStemNchwc(const PreparedConv& conv, const float* x, float* y, const Ru
       const size_t nob = std::min(uk.max_oc_blocks, mb_n - ob0);
       ukernels::F32ConvNchwcParams k = base;
       k.oc_blocks = nob;
-      k.bias = bias ? bias + ob0 * c : nullptr;
-      if (bias && (ob0 + nob) * c > p.m) {
-        for (size_t i = 0; i < nob * c; ++i) {
-          bias_tail[i] = ob0 * c + i < p.m ? bias[ob0 * c + i] : 0.0f;
-        }
-        k.bias = bias_tail;
-      }
+      k.bias = BlockBias(bias, ob0, nob, c, p.m, bias_tail);
       float* y_row = y + ((n * mb_n + ob0) * oh_n + oh) * ow_n * c;
       const ptrdiff_t ih0 =
           static_cast<ptrdiff_t>(oh * p.stride_h) - static_cast<ptrdiff_t>(p.pad_top);

@@ -41,13 +41,11 @@ using prepacked::StepBlob;
 
 Expected<conv::Algorithm> ReadAlgorithm(const StepParams& params) {
   KILN_ASSIGN_OR_RETURN(std::string name, params.String("algorithm"));
-  for (conv::Algorithm a : {conv::Algorithm::kGemm1x1, conv::Algorithm::kIm2colGemm,
-                            conv::Algorithm::kDirectNchwc, conv::Algorithm::kDepthwise,
-                            conv::Algorithm::kWinograd, conv::Algorithm::kGroupedDirect,
-                            conv::Algorithm::kStemNchwc}) {
-    if (name == conv::AlgorithmName(a)) return a;
+  const std::optional<conv::Algorithm> a = conv::AlgorithmFromName(name);
+  if (!a || *a == conv::Algorithm::kAuto) {
+    return Status::Error("unknown conv algorithm '", name, "'");
   }
-  return Status::Error("unknown conv algorithm '", name, "'");
+  return *a;
 }
 
 class ConvKernel final : public StepKernel {
