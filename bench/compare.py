@@ -261,7 +261,9 @@ def main():
         summary[e] = geomean([r[f"ratio_{e}"] for r in ok if f"ratio_{e}" in r])
     kiln_threads = sorted({r["kiln_threads"] for r in ok})
 
-    widths = [max(len(h), *(len(b[i]) for b in body if i < len(b))) for i, h in enumerate(head)]
+    # An error row is shorter than the header (its message fills the third column), and when
+    # every row is an error some columns have no cell at all.
+    widths = [max([len(h), *(len(b[i]) for b in body if i < len(b))]) for i, h in enumerate(head)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
     for b in body:
         print("  ".join(c.ljust(w) for c, w in zip(b, widths)))

@@ -8,7 +8,8 @@
     test_bench_tools.py bench KILN     `kiln bench`: statistics in order, last line median_ms=X,
                                        --json holds every iteration
     test_bench_tools.py compare KILN   bench/compare.py on the digits model: a row with a ratio,
-                                       outputs matching onnxruntime, JSON and markdown written
+                                       outputs matching onnxruntime, JSON and markdown written;
+                                       a file that is not a model gives an error row, exit 1
 
 No timing is asserted (BENCHMARKING.md, rule 7), only the shape of the reports and that the
 profiler accounts for the run's time. Exits 0 on success, 1 on failure, 77 (skip) when a module
@@ -167,6 +168,20 @@ def check_compare(kiln, tmp):
         fail(f"markdown table incomplete:\n{md}")
     if not re.search(r"^geomean ratio onnxruntime/kiln [0-9.]+ \(1 models\)", out, re.M):
         fail("no geomean line")
+
+    # A file that is not a model: a row naming the error, both reports written, exit status 1.
+    bad = os.path.join(tmp, "not_a_model.onnx")
+    with open(bad, "wb") as f:
+        f.write(b"this is not a protobuf")
+    p = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "bench", "compare.py"), bad,
+                        "--rounds", "1", "--iters", "1", "--kiln", kiln, "--out-prefix", prefix],
+                       capture_output=True, text=True)
+    if p.returncode != 1 or "Traceback" in p.stderr:
+        fail(f"compare on a bad file exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    with open(prefix + ".json") as f:
+        (row,) = json.load(f)["rows"]
+    if "error" not in row or "not_a_model" not in open(prefix + ".md").read():
+        fail(f"the bad file's row does not carry its error: {row}")
 
 
 def main():
