@@ -263,6 +263,60 @@ TEST(HotPool, GlobalPoolsMatchReference) {
   }
 }
 
+TEST(HotPool, BlockedGlobalAverageMatchesReference) {
+  // NCHWc blocks of every width the planner uses and odd ones (flat, folded and per-chunk
+  // paths of each ISA), padded last blocks, and plane sizes around the 4-vector unroll.
+  std::mt19937 rng(kSeed + 3);
+  for (size_t c : {1, 2, 3, 4, 8, 16, 24, 32, 48, 64}) {
+    for (size_t hw : {0, 1, 2, 3, 5, 17, 49, 196}) {
+      for (size_t batch : {1, 2}) {
+        for (size_t channels : {c * 2, c * 3 - (c + 1) / 2}) {
+          const size_t blocks = (channels + c - 1) / c;
+          const std::vector<float> x = Random(batch * blocks * hw * c, -3.0f, 3.0f, rng);
+          // The reference over the same values moved to NCHW; padding lanes are skipped.
+          std::vector<float> planar(batch * channels * hw), expect(batch * channels);
+          for (size_t n = 0; n < batch; ++n)
+            for (size_t ch = 0; ch < channels; ++ch)
+              for (size_t i = 0; i < hw; ++i)
+                planar[(n * channels + ch) * hw + i] =
+                    x[((n * blocks + ch / c) * hw + i) * c + ch % c];
+          if (hw > 0) {
+            ref::GlobalPool<float>(ref::GlobalPoolKind::kAverage, batch * channels, hw,
+                                   planar.data(), expect.data(), 0);
+          }
+          for (IsaLevel isa : IsaLevels()) {
+            for (size_t threads : {1, 2}) {
+              SCOPED_TRACE(StrCat("c=", c, " hw=", hw, " batch=", batch, " channels=", channels,
+                                  " isa=", IsaName(isa), " threads=", threads));
+              pool::Options o;
+              o.isa = isa;
+              o.pool = Pool(threads);
+              std::vector<float> y(batch * channels, 12345.0f);
+              ASSERT_TRUE(pool::GlobalAveragePoolNchwc(batch, blocks, hw, c, channels, x.data(),
+                                                       y.data(), o)
+                              .ok());
+              for (size_t i = 0; i < y.size(); ++i) {
+                if (hw == 0) {
+                  EXPECT_TRUE(std::isnan(y[i])) << "i=" << i;
+                } else {
+                  EXPECT_NEAR(y[i], expect[i],
+                              3.0f * 2e-7f * std::sqrt(static_cast<float>(hw)) + 1e-7f)
+                      << "i=" << i;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::vector<float> x(64), y(64);
+  EXPECT_FALSE(pool::GlobalAveragePoolNchwc(1, 1, 1, 65, 65, x.data(), y.data()).ok());
+  EXPECT_FALSE(pool::GlobalAveragePoolNchwc(1, 2, 1, 16, 16, x.data(), y.data()).ok());
+  EXPECT_FALSE(pool::GlobalAveragePoolNchwc(1, 1, 1, 16, 17, x.data(), y.data()).ok());
+  EXPECT_FALSE(pool::GlobalAveragePoolNchwc(1, 1, 1, 16, 16, nullptr, y.data()).ok());
+}
+
 TEST(HotPool, Errors) {
   EXPECT_FALSE(pool::PoolOutputSize(3, 5, 1, 0, 0, false).ok());
   EXPECT_FALSE(pool::PoolOutputSize(3, 1, 0, 0, 0, false).ok());

@@ -128,4 +128,39 @@ Status GlobalMaxPool(size_t planes, size_t plane_size, const float* x, float* y,
   return GlobalPool(planes, plane_size, x, y, options, true);
 }
 
+Status GlobalAveragePoolNchwc(size_t batch, size_t blocks, size_t hw, size_t c, size_t channels,
+                              const float* x, float* y, const Options& options) {
+  if (c < 1 || c > 64 || channels > blocks * c || (blocks > 0 && channels <= (blocks - 1) * c)) {
+    return Status::Error("GlobalAveragePoolNchwc: ", channels, " channels in ", blocks,
+                         " blocks of ", c, " (blocks of 1..64, the last one not empty)");
+  }
+  if (batch == 0 || blocks == 0) return Status::Ok();
+  if ((hw > 0 && x == nullptr) || y == nullptr)
+    return Status::Error("GlobalAveragePoolNchwc: a null pointer");
+  const ukernels::F32GAvgPoolNchwcFn fn =
+      SelectPoolUkernel(options.isa.value_or(ActiveIsa())).gavgpool_nchwc;
+  const size_t items = batch * blocks, block_floats = hw * c;
+  const size_t threads = ThreadCount(options.pool);
+  size_t per_task = items;
+  if (threads > 1) {
+    per_task = std::max<size_t>(1, kMinTaskWork / std::max<size_t>(block_floats, 1));
+    per_task = std::max(per_task, (items + 4 * threads - 1) / (4 * threads));
+  }
+  ParallelFor(options.pool, (items + per_task - 1) / per_task, [&](size_t t) {
+    const size_t end = std::min(items, (t + 1) * per_task);
+    for (size_t b = t * per_task; b < end; ++b) {
+      const size_t c0 = b % blocks * c;  // the block's first channel
+      float* out = y + b / blocks * channels + c0;
+      if (c0 + c <= channels) {
+        fn(hw, c, x + b * block_floats, out);
+      } else {
+        float tmp[64];
+        fn(hw, c, x + b * block_floats, tmp);
+        for (size_t l = 0; c0 + l < channels; ++l) out[l] = tmp[l];
+      }
+    }
+  });
+  return Status::Ok();
+}
+
 }  // namespace kiln::pool

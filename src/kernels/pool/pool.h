@@ -48,4 +48,10 @@ Status GlobalAveragePool(size_t planes, size_t plane_size, const float* x, float
 Status GlobalMaxPool(size_t planes, size_t plane_size, const float* x, float* y,
                      const Options& options = {});
 
+// The average over a channel-blocked (NCHWc) input: x [batch, blocks, hw, c] with c in 1..64 ->
+// y [batch, channels], channels in ((blocks - 1) * c, blocks * c]: the lanes past `channels`
+// are padding and not written. hw = 0 gives NaN.
+Status GlobalAveragePoolNchwc(size_t batch, size_t blocks, size_t hw, size_t c, size_t channels,
+                              const float* x, float* y, const Options& options = {});
+
 }  // namespace kiln::pool

@@ -10,13 +10,13 @@ namespace {
 using namespace ukernels;  // NOLINT: the table names every kernel
 
 constexpr PoolUkernel kTable[] = {
-    // name, isa, maxpool, avgpool, gmaxpool, gavgpool
+    // name, isa, maxpool, avgpool, gmaxpool, gavgpool, gavgpool_nchwc
     {"scalar", IsaLevel::kScalar, f32_maxpool2d__scalar, f32_avgpool2d__scalar,
-     f32_gmaxpool__scalar, f32_gavgpool__scalar},
+     f32_gmaxpool__scalar, f32_gavgpool__scalar, f32_gavgpool_nchwc__scalar},
     {"avx2", IsaLevel::kAvx2, f32_maxpool2d__avx2, f32_avgpool2d__avx2, f32_gmaxpool__avx2,
-     f32_gavgpool__avx2},
+     f32_gavgpool__avx2, f32_gavgpool_nchwc__avx2},
     {"avx512", IsaLevel::kAvx512, f32_maxpool2d__avx512, f32_avgpool2d__avx512,
-     f32_gmaxpool__avx512, f32_gavgpool__avx512},
+     f32_gmaxpool__avx512, f32_gavgpool__avx512, f32_gavgpool_nchwc__avx512},
 };
 
 static_assert(kernels::IsaRowsAreOrdered(kTable),

@@ -15,6 +15,7 @@ struct PoolUkernel {
   ukernels::F32Pool2dFn avgpool;
   ukernels::F32ReduceFn gmaxpool;
   ukernels::F32ReduceFn gavgpool;
+  ukernels::F32GAvgPoolNchwcFn gavgpool_nchwc;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -408,6 +408,9 @@ inline void HotLayerNorm(size_t n, const float* x, float mean, float inv_std, co
   float f32_gavgpool__##S(size_t n, const float* x) {                                              \
     return HotReduce<V, false>(n, x) / static_cast<float>(n);                                      \
   }                                                                                                \
+  void f32_gavgpool_nchwc__##S(size_t hw, size_t c, const float* x, float* y) {                    \
+    HotGAvgPoolNchwc<V>(hw, c, x, y);                                                              \
+  }                                                                                                \
   float f32_rmax__##S(size_t n, const float* x) { return HotReduce<V, true>(n, x); }               \
   float f32_rsum__##S(size_t n, const float* x) { return HotReduce<V, false>(n, x); }              \
   float f32_raddexpminusmax__##S(size_t n, const float* x, float max) {                            \

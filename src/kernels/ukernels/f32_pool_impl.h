@@ -199,5 +199,70 @@ inline void HotPool2d(const float* x, float* y, const F32Pool2dParams* p) {
   HotPool2dRun<V, kMax, 0, 0>(x, y, p);
 }
 
+// Global average pooling of one channel block held NCHWc: x [hw, c] (c <= 64 lanes, contiguous)
+// -> y[l] = mean over i of x[i * c + l], l < c. Four independent accumulators, so that the adds'
+// latency (not one dependency chain per lane) does not bound it; EfficientNet's 112x112 and 56x56
+// pools read 1.6-1.8 MB each and were add-latency bound in a scalar loop.
+template <class V>
+inline void HotGAvgPoolNchwc(size_t hw, size_t c, const float* x, float* y) {
+  using T = typename V::T;
+  constexpr size_t w = V::kWidth;
+  float sums[64] = {};
+  if ((c % w == 0 && 4 % (c / w) == 0) || (c < w && w % c == 0)) {
+    // The block as a flat array of vectors: vector v holds lanes of chunk v % (c / w) (c >= w),
+    // or w / c whole positions (c < w); 4 accumulators keep that alignment.
+    const size_t n = hw * c;
+    T a0 = V::Set(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 4 * w <= n; i += 4 * w) {
+      a0 = V::Add(a0, V::Load(x + i));
+      a1 = V::Add(a1, V::Load(x + i + w));
+      a2 = V::Add(a2, V::Load(x + i + 2 * w));
+      a3 = V::Add(a3, V::Load(x + i + 3 * w));
+    }
+    // The rest: fewer than 4 vectors, a multiple of c / w of them when c >= w, so each lands on
+    // an accumulator of its own chunk; a partial last vector (c < w only) loads 0s past the end.
+    if (i + w <= n) { a0 = V::Add(a0, V::Load(x + i)); i += w; }
+    if (i + w <= n) { a1 = V::Add(a1, V::Load(x + i)); i += w; }
+    if (i + w <= n) { a2 = V::Add(a2, V::Load(x + i)); i += w; }
+    if (i < n) {
+      // Only when c < w (with c >= w, n is a multiple of w).
+      a3 = V::Add(a3, V::LoadPartialOr(x + i, n - i, 0.0f));
+    }
+    float v[4][w];
+    V::Store(v[0], a0);
+    V::Store(v[1], a1);
+    V::Store(v[2], a2);
+    V::Store(v[3], a3);
+    if (c >= w) {
+      for (size_t k = 0; k < 4; ++k)
+        for (size_t j = 0; j < w; ++j) sums[k % (c / w) * w + j] += v[k][j];
+    } else {
+      for (size_t k = 0; k < 4; ++k)
+        for (size_t j = 0; j < w; ++j) sums[j % c] += v[k][j];
+    }
+  } else {
+    // Any other block: whole vectors of lanes, each position in turn (two positions per
+    // iteration, two accumulator sets).
+    const size_t chunks = (c + w - 1) / w, tail = c - (chunks - 1) * w;
+    T acc[2][64 / w];
+    for (size_t j = 0; j < chunks; ++j) acc[0][j] = acc[1][j] = V::Set(0.0f);
+    for (size_t i = 0; i < hw; ++i) {
+      const float* p = x + i * c;
+      T* a = acc[i & 1];
+      for (size_t j = 0; j + 1 < chunks; ++j) a[j] = V::Add(a[j], V::Load(p + j * w));
+      a[chunks - 1] = V::Add(a[chunks - 1], V::LoadPartialOr(p + (chunks - 1) * w, tail, 0.0f));
+    }
+    for (size_t j = 0; j < chunks; ++j) {
+      float v[w];
+      V::Store(v, V::Add(acc[0][j], acc[1][j]));
+      for (size_t l = 0; l < w && j * w + l < c; ++l) sums[j * w + l] = v[l];
+    }
+  }
+  // hw = 0 gives 0 / 0 = NaN, as the NCHW kernel.
+  const float count = static_cast<float>(hw);
+  for (size_t l = 0; l < c; ++l) y[l] = sums[l] / count;
+}
+
 }  // namespace
 }  // namespace kiln::ukernels

@@ -248,14 +248,19 @@ class GlobalPoolKernel final : public StepKernel {
         args.outputs[0], DType::kFloat32, std::span<const int64_t>(out.data(), rank), step_));
     const float* xp = x->data<float>();
     float* yp = args.outputs[0]->data<float>();
+    pool::Options o;
+    o.pool = args.pool;
     if (block_ > 0) {
-      RunBlocked(*x, xp, yp, args.pool);
+      // The average over each (image, channel block): H * W vectors of c lanes to c outputs.
+      Status s = pool::GlobalAveragePoolNchwc(
+          static_cast<size_t>(x->dim(0)), static_cast<size_t>(x->dim(1)),
+          static_cast<size_t>(x->dim(2) * x->dim(3)), static_cast<size_t>(block_),
+          static_cast<size_t>(channels_), xp, yp, o);
+      if (!s.ok()) return s.WithContext(StrCat("step '", step_.name, "': "));
       return Status::Ok();
     }
     const auto planes = static_cast<size_t>(x->dim(0) * x->dim(1));
     const size_t plane = planes == 0 ? 0 : static_cast<size_t>(x->numel()) / planes;
-    pool::Options o;
-    o.pool = args.pool;
     Status s = max_ ? pool::GlobalMaxPool(planes, plane, xp, yp, o)
                     : pool::GlobalAveragePool(planes, plane, xp, yp, o);
     if (!s.ok()) return s.WithContext(StrCat("step '", step_.name, "': "));
@@ -263,7 +268,8 @@ class GlobalPoolKernel final : public StepKernel {
   }
 
   std::string Describe() const override {
-    if (block_ > 0) return StrCat("global avgpool nchwc", block_);
+    if (block_ > 0)
+      return StrCat("global avgpool nchwc", block_, " ", pool::SelectPoolUkernel(ActiveIsa()).name);
     return StrCat(max_ ? "global maxpool " : "global avgpool ",
                   pool::SelectPoolUkernel(ActiveIsa()).name);
   }
@@ -291,27 +297,6 @@ class GlobalPoolKernel final : public StepKernel {
     (*out)[0] = x[0];
     (*out)[1] = x[1];
     return x.size();
-  }
-
-  // The average: each (image, channel block) sums H * W vectors of c lanes into c outputs.
-  void RunBlocked(const Tensor& x, const float* xp, float* yp, ThreadPool* pool) const {
-    const auto c = static_cast<size_t>(block_), channels = static_cast<size_t>(channels_);
-    const auto per_image = static_cast<size_t>(x.dim(1));
-    const auto blocks = static_cast<size_t>(x.dim(0)) * per_image;
-    const auto hw = static_cast<size_t>(x.dim(2) * x.dim(3));
-    // H * W = 0 gives 0 / 0 = NaN, as the NCHW kernel.
-    const float count = static_cast<float>(hw);
-    ParallelFor(pool, blocks, [&](size_t b) {
-      const float* in = xp + b * hw * c;
-      const size_t c0 = b % per_image * c;  // the block's first channel; lanes past C are padding
-      float* out = yp + b / per_image * channels + c0;
-      float acc[64] = {};
-      for (size_t i = 0; i < hw; ++i) {
-        const float* v = in + i * c;
-        for (size_t l = 0; l < c; ++l) acc[l] += v[l];
-      }
-      for (size_t l = 0; l < c && c0 + l < channels; ++l) out[l] = acc[l] / count;
-    });
   }
 
   Step step_;
