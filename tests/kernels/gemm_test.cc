@@ -390,6 +390,39 @@ TEST(Gemm, VectorShapes) {
   }
 }
 
+// One column over a packed A (squeeze-excitation 1x1 convolutions) and one row over a packed B
+// (a classifier with batch 1) run as matrix-vector products over the panels (panel_gemv.h):
+// MR- and NR-row panels of A, lengths around the panel widths, every epilogue, strided x and
+// y, threads.
+TEST(Gemm, PackedVectorShapes) {
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t len : {1, 5, 14, 15, 33, 129, 1000}) {
+      for (size_t k : {1, 3, 4, 7, 17, 300}) {
+        for (int variant = 0; variant < 6; ++variant) {
+          Case tc;
+          tc.isa = isa, tc.k = k;
+          tc.path = variant % 2 ? Case::kPackedB : Case::kPackedA;
+          tc.m = variant % 2 ? 1 : len;
+          tc.n = variant % 2 ? len : 1;
+          tc.n_hint = variant == 2 ? 64 : 0;  // NR-row panels of A (the transposed layout)
+          tc.threads = variant >= 2 ? 2 : 1;
+          tc.accumulate = variant >= 2;
+          tc.pad_c = variant >= 4 ? 2 : 0;  // a strided column of C
+          tc.trans_a = variant == 4;        // x strided (packed B) / A packed from A^T
+          tc.trans_b = variant == 5;
+          tc.pad_a = tc.pad_b = variant >= 4 ? 3 : 0;
+          tc.bias = variant % 3 == 0 ? BiasKind::kPerRow
+                                     : variant % 3 == 1 ? BiasKind::kPerColumn : BiasKind::kNone;
+          tc.act = variant < 2 ? Activation::kHardSwish
+                               : variant < 4 ? Activation::kClip : Activation::kRelu;
+          RunCase(tc);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 // The driver applies SiLU/HardSwish/GELU over groups of tiles (rows of C about 128 floats long,
 // at most 32 KiB): shapes just past a group or a tile, in both orientations, on one to three
 // threads, with small blocks (several K, M and N blocks, so only the last K block's groups may

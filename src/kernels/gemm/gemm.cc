@@ -10,6 +10,7 @@
 
 #include "kernels/gemm/driver.h"
 #include "kernels/gemm/pack.h"
+#include "kernels/gemm/panel_gemv.h"
 #include "kernels/gemm/ukernel_table.h"
 
 namespace kiln::gemm {
@@ -525,6 +526,30 @@ Status CheckPacked(const PackedMatrix& p, bool want_a) {
   return Status::Ok();
 }
 
+// A product with one row or one column over a packed operand: a matrix-vector product over its
+// panels (panel_gemv.h). bias: one per output; bias0: the other side's single bias value.
+PanelGemvArgs PanelGemvFor(const Problem& pb, size_t panel, const float* panels, size_t cols,
+                           const float* x, size_t x_stride, size_t y_stride, const float* bias,
+                           const float* bias0) {
+  PanelGemvArgs g;
+  g.cols = cols;
+  g.k = pb.k;
+  g.panel = panel;
+  g.panels = panels;
+  g.x = x;
+  g.x_stride = x_stride;
+  g.y = pb.c;
+  g.y_stride = y_stride;
+  g.accumulate = pb.accumulate;
+  g.bias = bias;
+  g.bias0 = bias0 ? bias0[0] : 0.0f;
+  g.min = pb.min;
+  g.max = pb.max;
+  g.act = pb.act;
+  g.isa = pb.uk->isa;
+  return g;
+}
+
 }  // namespace
 
 Status Sgemm(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
@@ -553,6 +578,12 @@ Status SgemmPackedA(const PackedMatrix& a, size_t n, const float* b, size_t ldb,
   if (pb.m == 0 || n == 0) return Status::Ok();
   pb.a.packed = a.data();
   KILN_RETURN_IF_ERROR(SetUnpackedB(pb, b, ldb, options.trans_b));
+  if (n == 1 && pb.k > 0) {  // either panel width: the same k-major panels of A's rows
+    RunPanelGemv(PanelGemvFor(pb, a.panel_width(), pb.a.packed, pb.m, pb.b.p, pb.b.rs, pb.ldc,
+                              pb.bias_m, pb.bias_n),
+                 options.pool);
+    return Status::Ok();
+  }
   // NR-row panels (PackA's n_hint) serve only as the packed B of the transposed product.
   if (a.panel_width() != pb.uk->mr) Transpose(pb);
   Run(pb, options.pool, options.blocking, options.orientation);
@@ -570,6 +601,12 @@ Status SgemmPackedB(size_t m, const float* a, size_t lda, const PackedMatrix& b,
   if (m == 0 || pb.n == 0) return Status::Ok();
   pb.b.packed = b.data();
   KILN_RETURN_IF_ERROR(SetUnpackedA(pb, a, lda, options.trans_a));
+  if (m == 1 && pb.k > 0) {
+    RunPanelGemv(PanelGemvFor(pb, b.panel_width(), pb.b.packed, pb.n, pb.a.p, pb.a.cs, 1,
+                              pb.bias_n, pb.bias_m),
+                 options.pool);
+    return Status::Ok();
+  }
   Run(pb, options.pool, options.blocking, options.orientation);
   return Status::Ok();
 }

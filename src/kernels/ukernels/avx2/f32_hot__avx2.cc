@@ -93,10 +93,12 @@ struct V {
 
 #include "kernels/ukernels/f32_dwconv_nchwc_impl.h"
 #include "kernels/ukernels/f32_gconv_impl.h"
+#include "kernels/ukernels/f32_gemv_panel_impl.h"
 #include "kernels/ukernels/f32_hot_impl.h"
 
 namespace kiln::ukernels {
 KILN_DEFINE_F32_HOT_UKERNELS(avx2, V)
+KILN_DEFINE_F32_GEMV_PANEL_UKERNEL(avx2, V)
 KILN_DEFINE_F32_GCONV_UKERNEL(avx2_fma, V, 1)
 KILN_DEFINE_F32_DWCONV_NCHWC_UKERNEL(f32_dwconv_nchwc8__avx2_fma, V)
 }  // namespace kiln::ukernels

@@ -67,9 +67,11 @@ struct V {
 }  // namespace kiln::ukernels
 
 #include "kernels/ukernels/f32_gconv_impl.h"
+#include "kernels/ukernels/f32_gemv_panel_impl.h"
 #include "kernels/ukernels/f32_hot_impl.h"
 
 namespace kiln::ukernels {
 KILN_DEFINE_F32_HOT_UKERNELS(scalar, V)
+KILN_DEFINE_F32_GEMV_PANEL_UKERNEL(scalar, V)
 KILN_DEFINE_F32_GCONV_UKERNEL(scalar, V, 4)
 }  // namespace kiln::ukernels
