@@ -121,6 +121,14 @@ std::vector<ConvParams> Shapes() {
       Asym(P(1, 21, 9, 13, 21, 3, 3, 1, 0, 1, 21), 0, 2, 1, 0, 2, 1),  // odd depthwise, asym
       P(2, 32, 7, 7, 32, 7, 7, 1, 3, 1, 32),                            // the largest blocked dw
       P(1, 16, 13, 15, 20, 1, 1),  // a 1x1 over more pixels than one NCHWc chunk (96)
+      // Partial last blocks (the kernels skip the zero lanes): 24 = 16 + 8 in and out (a pair
+      // whose second block is half), 40 = 32 + 8 (a lone half block), 20 = 16 + 4, 7 (one
+      // partial block), as 1x1 over pixels and as a padded 3x3.
+      P(1, 24, 9, 11, 40, 1, 1),
+      P(2, 40, 7, 8, 24, 1, 1),
+      P(1, 7, 5, 31, 20, 1, 1),
+      P(1, 20, 6, 13, 7, 1, 1),
+      P(1, 24, 7, 9, 40, 3, 3, 1, 1),
       // Small padded maps: kDirectNchwc convolves a zero-padded copy of the input, one run of
       // tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
       // M past a pair of blocks and a lone last block; a padded 1x1, plain and strided).

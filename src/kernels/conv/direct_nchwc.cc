@@ -174,6 +174,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
 
   ukernels::F32ConvNchwcParams base{};
   base.ic_blocks = cb_n;
+  base.ic_last = p.c % c;  // a partial last input block: the kernel skips its zero lanes
   base.kh = p.kh;
   base.kw = p.kw;
   base.in_cb_stride = p.h * p.w * c;
@@ -203,6 +204,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       const size_t nob = std::min(uk.max_oc_blocks, mb_n - ob0);
       ukernels::F32ConvNchwcParams k = base;
       k.oc_blocks = nob;
+      if (ob0 + nob == mb_n) k.oc_last = p.m - (mb_n - 1) * c;
+      if (k.oc_last == c) k.oc_last = 0;
       k.bias = BlockBias(bias, ob0, nob, c, p.m, bias_tail);
       const float* w_pair = weights + ob0 * base.w_ob_stride;
       float* y_row = y + ((n * mb_n + ob0) * rows + oh) * cols * c;

@@ -25,6 +25,10 @@ namespace kiln::ukernels {
 // in_ci_stride apart, one input block (ic_blocks = 1).
 // The kernel reads no padding: the driver points input and weights at the first tap that lies
 // inside the input (kh, kw: the taps that remain), or pads a copy of the input itself.
+// ic_last and oc_last name the channels of a partial last block (24 = 16 + 8 at c = 16): the
+// weights of the missing ones are zero, so a kernel may skip those input channels and compute
+// those outputs as if every product were zero (bias, accumulate and clamp still apply to all c
+// lanes); ignoring them is just slower.
 struct F32ConvNchwcParams {
   const float* input;
   const float* weights;
@@ -35,6 +39,8 @@ struct F32ConvNchwcParams {
   size_t ic_blocks;   // >= 1
   size_t kh, kw;      // >= 1
   size_t in_c;        // 0 (c), or 1..4: channels of one input pixel (a stem's NCHW input)
+  size_t ic_last;     // in_c = 0: channels of the last input block, 1..c (0: c)
+  size_t oc_last;     // channels of the last of the oc_blocks, 1..c (0: c)
   size_t in_cb_stride, in_kh_stride, in_kw_stride, in_ow_stride;
   size_t in_ci_stride;  // in_c > 0 only
   size_t w_ob_stride, w_cb_stride, w_kh_stride;

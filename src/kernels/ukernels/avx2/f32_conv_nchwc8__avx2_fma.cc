@@ -44,16 +44,25 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
   }
   const size_t ows = p->in_ow_stride;
   const size_t cin = kMode == kNchwc ? kC : p->in_c;
+  // A partial last input block runs its real channels only (the other weights are zero).
+  const size_t last = kMode == kNchwc && p->ic_last != 0 ? p->ic_last : kC;
   for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
     const float* x_cb = input + cb * p->in_cb_stride;
     const float* w_cb = p->weights + cb * p->w_cb_stride;
+    const size_t n = cb + 1 == p->ic_blocks ? last : kC;
     for (size_t kh = 0; kh < p->kh; ++kh) {
       for (size_t kw = 0; kw < p->kw; ++kw) {
         const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
         const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
         if constexpr (kMode == kNchwc) {
+          if (n == kC) {
 #pragma GCC unroll 8
-          for (size_t ci = 0; ci < kC; ++ci) Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
+            for (size_t ci = 0; ci < kC; ++ci) {
+              Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
+            }
+          } else {
+            for (size_t ci = 0; ci < n; ++ci) Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
+          }
         } else {
           const size_t step = kMode == kStemAny ? ows : kMode;
           for (size_t ci = 0; ci < cin; ++ci) {

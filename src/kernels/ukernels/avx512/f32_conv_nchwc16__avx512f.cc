@@ -1,6 +1,8 @@
 // Direct convolution on NCHW16c, AVX-512F. Register budget (32 zmm): a tile of 12 output columns
 // x 2 output channel blocks = 24 accumulators and 2 weight vectors; the input is broadcast from
-// memory inside the FMA. Each broadcast feeds 2 FMAs and each weight load 12.
+// memory inside the FMA. Each broadcast feeds 2 FMAs and each weight load 12. A partial last
+// block runs only its real input channels (ic_last), and a last output block of at most 8 real
+// channels (oc_last) accumulates in ymm.
 // An image stem (in_c = 1..4 input channels, planes in_ci_stride apart) runs the same tiles with
 // a loop over its in_c channels instead of the unrolled c.
 #include <immintrin.h>
@@ -22,103 +24,145 @@ constexpr size_t kC = 16;
 // each broadcast then reads a fixed offset from one pointer) or any (kStemAny).
 constexpr size_t kNchwc = 0, kStemAny = 3;
 
-// One input channel: acc[o][t] += x[t * ows] * w[o * w_ob_stride][0..kC).
-template <size_t OB, size_t T>
-__attribute__((always_inline)) inline void Channel(__m512 (&acc)[OB][T], const float* x,
-                                                   const float* w, size_t ows,
+// One input channel: acc[o][t] += x[t * ows] * w[o * w_ob_stride][0..kC), where with kHalf the
+// last block (o = OB - 1) is 8 lanes wide and accumulates in half[t] instead (a last block of at
+// most 8 real channels: 24 = 16 + 8 output channels). On Zen 4 a ymm FMA costs half a zmm one,
+// so a 12 x (16 + 8) tile takes 18 FMA cycles per input channel, not 24.
+template <size_t OB, size_t T, bool kHalf>
+__attribute__((always_inline)) inline void Channel(__m512 (&acc)[OB][T], __m256 (&half)[T],
+                                                   const float* x, const float* w, size_t ows,
                                                    size_t w_ob_stride) {
-  const __m512 w0 = _mm512_loadu_ps(w);
-  __m512 w1 = w0;
-  if constexpr (OB > 1) w1 = _mm512_loadu_ps(w + w_ob_stride);
+  constexpr size_t kZ = kHalf ? OB - 1 : OB;  // zmm blocks
+  __m512 w0 = _mm512_setzero_ps(), w1 = w0;
+  if constexpr (kZ > 0) w0 = _mm512_loadu_ps(w);
+  if constexpr (kZ > 1) w1 = _mm512_loadu_ps(w + w_ob_stride);
+  __m256 wh = _mm256_setzero_ps();
+  if constexpr (kHalf) wh = _mm256_loadu_ps(w + (OB - 1) * w_ob_stride);
 #pragma GCC unroll 24
   for (size_t t = 0; t < T; ++t) {
     const __m512 xv = _mm512_set1_ps(x[t * ows]);
-    acc[0][t] = _mm512_fmadd_ps(xv, w0, acc[0][t]);
-    if constexpr (OB > 1) acc[OB - 1][t] = _mm512_fmadd_ps(xv, w1, acc[OB - 1][t]);
+    if constexpr (kZ > 0) acc[0][t] = _mm512_fmadd_ps(xv, w0, acc[0][t]);
+    if constexpr (kZ > 1) acc[1][t] = _mm512_fmadd_ps(xv, w1, acc[1][t]);
+    if constexpr (kHalf) half[t] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, half[t]);
   }
 }
 
-template <size_t OB, size_t T, size_t kMode>
-void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
-  __m512 acc[OB][T];
+// Adds the bias (and the output's contents), clamps and stores one block of T columns.
+template <size_t T>
+__attribute__((always_inline)) inline void Store(const F32ConvNchwcParams* p, const __m512* acc,
+                                                 size_t o, float* output) {
+  const __m512 vmin = _mm512_set1_ps(p->min), vmax = _mm512_set1_ps(p->max);
+  float* out = output + o * p->out_ob_stride;
+  const __m512 b = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
 #pragma GCC unroll 24
   for (size_t t = 0; t < T; ++t) {
-#pragma GCC unroll 2
-    for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_setzero_ps();
+    __m512 v = _mm512_add_ps(acc[t], b);
+    if (p->accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(out + t * kC));
+    v = _mm512_min_ps(_mm512_max_ps(v, vmin), vmax);
+    _mm512_storeu_ps(out + t * kC, v);
   }
+}
+
+// The input channels [0, n) of one block at every tap of the window.
+template <size_t OB, size_t T, bool kHalf, size_t kMode, size_t n>
+__attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __m512 (&acc)[OB][T],
+                                                 __m256 (&half)[T], const float* x_cb,
+                                                 const float* w_cb) {
   const size_t ows = p->in_ow_stride;
   const size_t cin = kMode == kNchwc ? kC : p->in_c;
-  for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
-    const float* x_cb = input + cb * p->in_cb_stride;
-    const float* w_cb = p->weights + cb * p->w_cb_stride;
-    for (size_t kh = 0; kh < p->kh; ++kh) {
-      for (size_t kw = 0; kw < p->kw; ++kw) {
-        const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
-        const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
-        if constexpr (kMode == kNchwc) {
+  for (size_t kh = 0; kh < p->kh; ++kh) {
+    for (size_t kw = 0; kw < p->kw; ++kw) {
+      const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
+      const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
+      if constexpr (kMode == kNchwc) {
 #pragma GCC unroll 16
-          for (size_t ci = 0; ci < kC; ++ci) Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
-        } else {
-          const size_t step = kMode == kStemAny ? ows : kMode;
-          for (size_t ci = 0; ci < cin; ++ci) {
-            Channel(acc, x + ci * p->in_ci_stride, w + ci * kC, step, p->w_ob_stride);
-          }
+        for (size_t ci = 0; ci < n; ++ci) {
+          Channel<OB, T, kHalf>(acc, half, x + ci, w + ci * kC, ows, p->w_ob_stride);
+        }
+      } else {
+        const size_t step = kMode == kStemAny ? ows : kMode;
+        for (size_t ci = 0; ci < cin; ++ci) {
+          Channel<OB, T, kHalf>(acc, half, x + ci * p->in_ci_stride, w + ci * kC, step,
+                                p->w_ob_stride);
         }
       }
     }
   }
-  const __m512 vmin = _mm512_set1_ps(p->min), vmax = _mm512_set1_ps(p->max);
-#pragma GCC unroll 2
-  for (size_t o = 0; o < OB; ++o) {
-    float* out = output + o * p->out_ob_stride;
-    const __m512 b = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
+}
+
+// kIc8: the last input block holds 8 real channels (24 = 16 + 8 input channels), and only
+// those run. Other partial counts run all 16 lanes (their weights are zero); the models have
+// none.
+template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode>
+void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
+  constexpr size_t kZ = kHalf ? OB - 1 : OB;
+  __m512 acc[OB][T];
+  __m256 half[T];
 #pragma GCC unroll 24
-    for (size_t t = 0; t < T; ++t) {
-      __m512 v = _mm512_add_ps(acc[o][t], b);
-      if (p->accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(out + t * kC));
-      v = _mm512_min_ps(_mm512_max_ps(v, vmin), vmax);
-      _mm512_storeu_ps(out + t * kC, v);
-    }
+  for (size_t t = 0; t < T; ++t) {
+#pragma GCC unroll 2
+    for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_setzero_ps();
+    half[t] = _mm256_setzero_ps();
+  }
+  const size_t full = kIc8 ? p->ic_blocks - 1 : p->ic_blocks;
+  for (size_t cb = 0; cb < full; ++cb) {
+    Block<OB, T, kHalf, kMode, kC>(p, acc, half, input + cb * p->in_cb_stride,
+                                   p->weights + cb * p->w_cb_stride);
+  }
+  if constexpr (kIc8) {
+    Block<OB, T, kHalf, kMode, 8>(p, acc, half, input + full * p->in_cb_stride,
+                                  p->weights + full * p->w_cb_stride);
+  }
+#pragma GCC unroll 2
+  for (size_t o = 0; o < kZ; ++o) Store<T>(p, acc[o], o, output);
+  if constexpr (kHalf) {
+    // The upper 8 lanes get what a zero product gives them: the bias, clamped.
+#pragma GCC unroll 24
+    for (size_t t = 0; t < T; ++t) acc[OB - 1][t] = _mm512_zextps256_ps512(half[t]);
+    Store<T>(p, acc[OB - 1], OB - 1, output);
   }
 }
 
-template <size_t OB, size_t T, size_t kMode>
+template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode>
 void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r) {
   if constexpr (T > 1) {
-    if (r == T) return Tile<OB, T, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
-    return Remainder<OB, T - 1, kMode>(p, j, r);
+    if (r == T) {
+      return Tile<OB, T, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride,
+                                             p->output + j * kC);
+    }
+    return Remainder<OB, T - 1, kHalf, kIc8, kMode>(p, j, r);
   } else {
-    Tile<OB, 1, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    Tile<OB, 1, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
   }
 }
 
-template <size_t OB, size_t kMode>
+template <size_t OB, bool kHalf, bool kIc8, size_t kMode>
 void Row(const F32ConvNchwcParams* p) {
   constexpr size_t kT = OB > 1 ? 12 : 24;
   size_t j = 0;
   for (; j + kT <= p->ow; j += kT) {
-    Tile<OB, kT, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    Tile<OB, kT, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
   }
-  if (j < p->ow) Remainder<OB, kT - 1, kMode>(p, j, p->ow - j);
+  if (j < p->ow) Remainder<OB, kT - 1, kHalf, kIc8, kMode>(p, j, p->ow - j);
+}
+
+template <bool kHalf, bool kIc8, size_t kMode>
+void Rows(const F32ConvNchwcParams* p) {
+  return p->oc_blocks > 1 ? Row<2, kHalf, kIc8, kMode>(p) : Row<1, kHalf, kIc8, kMode>(p);
 }
 
 }  // namespace
 
 void f32_conv_nchwc16__avx512f(const F32ConvNchwcParams* p) {
-  const size_t mode = p->in_c == 0                                     ? kNchwc
-                      : p->in_ow_stride == 1 || p->in_ow_stride == 2 ? p->in_ow_stride
-                                                                     : kStemAny;
-  const bool two = p->oc_blocks > 1;
-  switch (mode) {
-    case kNchwc:
-      return two ? Row<2, kNchwc>(p) : Row<1, kNchwc>(p);
-    case 1:
-      return two ? Row<2, 1>(p) : Row<1, 1>(p);
-    case 2:
-      return two ? Row<2, 2>(p) : Row<1, 2>(p);
-    default:
-      return two ? Row<2, kStemAny>(p) : Row<1, kStemAny>(p);
+  // Stems (few output blocks, none partial in the models) keep the full-width tiles only.
+  if (p->in_c != 0) {
+    if (p->in_ow_stride == 1) return Rows<false, false, 1>(p);
+    if (p->in_ow_stride == 2) return Rows<false, false, 2>(p);
+    return Rows<false, false, kStemAny>(p);
   }
+  const bool half = p->oc_last != 0 && p->oc_last <= 8, ic8 = p->ic_last == 8;
+  if (half) return ic8 ? Rows<true, true, kNchwc>(p) : Rows<true, false, kNchwc>(p);
+  return ic8 ? Rows<false, true, kNchwc>(p) : Rows<false, false, kNchwc>(p);
 }
 
 }  // namespace kiln::ukernels

@@ -13,16 +13,19 @@ void f32_conv_nchwc8__scalar(const F32ConvNchwcParams* p) {
     const float* in_j = p->input + j * p->in_ow_stride;
     for (size_t ob = 0; ob < p->oc_blocks; ++ob) {
       float acc[c] = {};
+      // Partial last blocks: only the real channels (the other weights are zero).
+      const size_t nco = ob + 1 == p->oc_blocks && p->oc_last != 0 ? p->oc_last : c;
       for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
+        const size_t nci = cb + 1 == p->ic_blocks && p->in_c == 0 && p->ic_last != 0 ? p->ic_last : cin;
         for (size_t kh = 0; kh < p->kh; ++kh) {
           for (size_t kw = 0; kw < p->kw; ++kw) {
             const float* x =
                 in_j + cb * p->in_cb_stride + kh * p->in_kh_stride + kw * p->in_kw_stride;
             const float* w = p->weights + ob * p->w_ob_stride + cb * p->w_cb_stride +
                              kh * p->w_kh_stride + kw * cin * c;
-            for (size_t ci = 0; ci < cin; ++ci) {
+            for (size_t ci = 0; ci < nci; ++ci) {
               const float xv = x[ci * cs];
-              for (size_t co = 0; co < c; ++co) acc[co] += xv * w[ci * c + co];
+              for (size_t co = 0; co < nco; ++co) acc[co] += xv * w[ci * c + co];
             }
           }
         }
