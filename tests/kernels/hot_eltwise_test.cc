@@ -378,6 +378,53 @@ TEST(HotEltwise, UnaryMatchesReferenceOddSizesInPlace) {
   }
 }
 
+TEST(HotEltwise, ChannelScaleNchwcMatchesPlainProduct) {
+  // Blocks narrower than, equal to and wider than a vector (odd ones too), padded last blocks,
+  // one scale for the batch or one per image, in place and not: exact products, and padding
+  // lanes scaled to 0.
+  std::mt19937 rng(kSeed + 7);
+  for (size_t c : {1, 2, 3, 4, 8, 16, 24, 32, 48, 64}) {
+    for (size_t hw : {1, 2, 3, 5, 17, 49}) {
+      for (size_t batch : {1, 2}) {
+        for (size_t channels : {c * 2, c * 3 - (c + 1) / 2}) {
+          const size_t blocks = (channels + c - 1) / c, n = batch * blocks * hw * c;
+          for (bool per_image : {false, true}) {
+            const std::vector<float> x = Random(n, -3.0f, 3.0f, rng);
+            const std::vector<float> s = Random((per_image ? batch : 1) * channels, -2.0f, 2.0f, rng);
+            std::vector<float> expect(n);
+            for (size_t i = 0; i < n; ++i) {
+              const size_t l = i % c, b = i / (hw * c), img = b / blocks, ch = b % blocks * c + l;
+              expect[i] = ch < channels ? x[i] * s[(per_image ? img : 0) * channels + ch] : 0.0f;
+            }
+            for (IsaLevel isa : IsaLevels()) {
+              for (size_t threads : {1, 2}) {
+                for (bool in_place : {false, true}) {
+                  SCOPED_TRACE(StrCat("c=", c, " hw=", hw, " batch=", batch, " channels=",
+                                      channels, " per_image=", per_image, " isa=", IsaName(isa),
+                                      " threads=", threads, " in_place=", in_place));
+                  Options o;
+                  o.isa = isa;
+                  o.pool = Pool(threads);
+                  std::vector<float> y = in_place ? x : std::vector<float>(n, 12345.0f);
+                  ASSERT_TRUE(ChannelScaleNchwc(batch, blocks, hw, c, channels, per_image,
+                                                in_place ? y.data() : x.data(), s.data(),
+                                                y.data(), o)
+                                  .ok());
+                  ASSERT_EQ(y, expect);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::vector<float> x(64), y(64);
+  EXPECT_FALSE(ChannelScaleNchwc(1, 1, 1, 65, 65, false, x.data(), x.data(), y.data()).ok());
+  EXPECT_FALSE(ChannelScaleNchwc(1, 2, 1, 16, 16, false, x.data(), x.data(), y.data()).ok());
+  EXPECT_FALSE(ChannelScaleNchwc(1, 1, 1, 16, 16, false, nullptr, x.data(), y.data()).ok());
+}
+
 TEST(HotEltwise, TableCoversEveryOpAndIsa) {
   for (IsaLevel isa : IsaLevels()) {
     for (BinaryOp op : kBinaryOps) {

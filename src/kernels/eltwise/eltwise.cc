@@ -210,4 +210,28 @@ Status Unary(UnaryOp op, size_t n, const float* x, float* y, const UnaryParams& 
   return Status::Ok();
 }
 
+Status ChannelScaleNchwc(size_t batch, size_t blocks, size_t hw, size_t c, size_t channels,
+                         bool per_image_scale, const float* x, const float* s, float* y,
+                         const Options& options) {
+  if (c < 1 || c > 64 || channels > blocks * c || (blocks > 0 && channels <= (blocks - 1) * c)) {
+    return Status::Error("ChannelScaleNchwc: ", channels, " channels in ", blocks, " blocks of ",
+                         c, " (blocks of 1..64, the last one not empty)");
+  }
+  if (batch == 0 || blocks == 0 || hw == 0) return Status::Ok();
+  if (x == nullptr || s == nullptr || y == nullptr)
+    return Status::Error("ChannelScaleNchwc: a null pointer");
+  const ukernels::F32ChannelScaleNchwcFn fn =
+      SelectChannelScaleUkernel(options.isa.value_or(ActiveIsa())).fn;
+  const size_t block_floats = hw * c;
+  ParallelFor(options.pool, batch * blocks, [&](size_t item) {
+    const size_t img = item / blocks, c0 = item % blocks * c;
+    // This block's scales; the padding lanes past C get 0 (their x is finite padding).
+    float scale[64];
+    const float* s_img = s + (per_image_scale ? img : 0) * channels;
+    for (size_t l = 0; l < c; ++l) scale[l] = c0 + l < channels ? s_img[c0 + l] : 0.0f;
+    fn(hw, c, x + item * block_floats, scale, y + item * block_floats);
+  });
+  return Status::Ok();
+}
+
 }  // namespace kiln::eltwise

@@ -63,4 +63,11 @@ Status Binary(BinaryOp op, std::span<const int64_t> a_dims, const float* a,
 Status Unary(UnaryOp op, size_t n, const float* x, float* y, const UnaryParams& params = {},
              const Options& options = {});
 
+// The squeeze-and-excitation scale over a channel-blocked (NCHWc) map: x and y [batch, blocks,
+// hw, c] (c in 1..64), s [batch or 1, channels] with channels in ((blocks - 1) * c, blocks * c];
+// y = x * s[channel], with the padding lanes past `channels` scaled by 0. y may be x.
+Status ChannelScaleNchwc(size_t batch, size_t blocks, size_t hw, size_t c, size_t channels,
+                         bool per_image_scale, const float* x, const float* s, float* y,
+                         const Options& options = {});
+
 }  // namespace kiln::eltwise

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/ukernel_select.h"
+
 namespace kiln::eltwise {
 namespace {
 
@@ -96,6 +98,14 @@ static_assert(OpRowsAreOrdered(kUnary), "unary rows: per op, oldest ISA first, f
 static_assert(std::size(kBinary) == 3 * kBinaryOpCount, "every binary op at every ISA");
 static_assert(std::size(kUnary) == 3 * kUnaryOpCount, "every unary op at every ISA");
 
+constexpr ChannelScaleUkernel kChannelScale[] = {
+    {"f32_vchannelscale_nchwc__scalar", IsaLevel::kScalar, f32_vchannelscale_nchwc__scalar},
+    {"f32_vchannelscale_nchwc__avx2", IsaLevel::kAvx2, f32_vchannelscale_nchwc__avx2},
+    {"f32_vchannelscale_nchwc__avx512", IsaLevel::kAvx512, f32_vchannelscale_nchwc__avx512},
+};
+static_assert(kernels::IsaRowsAreOrdered(kChannelScale),
+              "rows go oldest ISA first, and start at scalar");
+
 template <class Row, class Op>
 const Row& Select(std::span<const Row> rows, Op op, IsaLevel cap) {
   cap = std::min(cap, ActiveIsa());
@@ -116,6 +126,9 @@ const BinaryUkernel& SelectBinaryUkernel(BinaryOp op, IsaLevel cap) {
 }
 const UnaryUkernel& SelectUnaryUkernel(UnaryOp op, IsaLevel cap) {
   return Select(UnaryUkernels(), op, cap);
+}
+const ChannelScaleUkernel& SelectChannelScaleUkernel(IsaLevel cap) {
+  return kernels::SelectByIsa<ChannelScaleUkernel>(kChannelScale, cap);
 }
 
 }  // namespace kiln::eltwise

@@ -26,12 +26,20 @@ struct UnaryUkernel {
   ukernels::F32VUnaryParamFn fn;
 };
 
-// Rows from the oldest ISA to the newest, per op.
+// The squeeze-and-excitation scale of one channel block held NCHWc.
+struct ChannelScaleUkernel {
+  const char* name;
+  IsaLevel isa;
+  ukernels::F32ChannelScaleNchwcFn fn;
+};
+
+// Rows from the oldest ISA to the newest (per op).
 std::span<const BinaryUkernel> BinaryUkernels();
 std::span<const UnaryUkernel> UnaryUkernels();
 
 // The newest row for `op` whose ISA is at most `cap` (and at most ActiveIsa()).
 const BinaryUkernel& SelectBinaryUkernel(BinaryOp op, IsaLevel cap);
 const UnaryUkernel& SelectUnaryUkernel(UnaryOp op, IsaLevel cap);
+const ChannelScaleUkernel& SelectChannelScaleUkernel(IsaLevel cap);
 
 }  // namespace kiln::eltwise

@@ -12,6 +12,7 @@
 //   f32_maxpool2d__S, f32_avgpool2d__S           rows of one plane     (F32Pool2dFn)
 //   f32_gmaxpool__S, f32_gavgpool__S             one plane to a value  (F32ReduceFn)
 //   f32_gavgpool_nchwc__S                        one NCHWc block to c values (F32GAvgPoolNchwcFn)
+//   f32_vchannelscale_nchwc__S                   one NCHWc block times c scales (F32ChannelScaleNchwcFn)
 //   f32_rmax__S, f32_rsum__S, f32_raddexpminusmax__S, f32_raddstoreexpminusmax__S,
 //   f32_vscale__S, f32_rsumsqdiff__S, f32_vlayernorm__S                (softmax, layer norm)
 //
@@ -73,6 +74,10 @@ using F32ReduceFn = float (*)(size_t n, const float* x);
 // One channel block of a global average pool over NCHWc: x [hw, c], c in 1..64 ->
 // y[l] = mean of x[i * c + l] over i < hw (NaN when hw = 0), l < c.
 using F32GAvgPoolNchwcFn = void (*)(size_t hw, size_t c, const float* x, float* y);
+// One NCHWc channel block times per-lane scales: y[i * c + l] = x[i * c + l] * s[l], i < hw,
+// l < c, c in 1..64 (y may be x).
+using F32ChannelScaleNchwcFn = void (*)(size_t hw, size_t c, const float* x, const float* s,
+                                        float* y);
 // Sum of exp(x[i] - max); the "store" variant also writes each exp(x[i] - max) to y.
 using F32RAddExpMinusMaxFn = float (*)(size_t n, const float* x, float max);
 using F32RAddStoreExpMinusMaxFn = float (*)(size_t n, const float* x, float max, float* y);
@@ -116,6 +121,8 @@ using F32VLayerNormFn = void (*)(size_t n, const float* x, float mean, float inv
   float f32_gmaxpool__##S(size_t n, const float* x);                                              \
   float f32_gavgpool__##S(size_t n, const float* x);                                              \
   void f32_gavgpool_nchwc__##S(size_t hw, size_t c, const float* x, float* y);                     \
+  void f32_vchannelscale_nchwc__##S(size_t hw, size_t c, const float* x, const float* s,           \
+                                    float* y);                                                     \
   float f32_rmax__##S(size_t n, const float* x);                                                  \
   float f32_rsum__##S(size_t n, const float* x);                                                  \
   float f32_raddexpminusmax__##S(size_t n, const float* x, float max);                            \

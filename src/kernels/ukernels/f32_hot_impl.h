@@ -411,6 +411,10 @@ inline void HotLayerNorm(size_t n, const float* x, float mean, float inv_std, co
   void f32_gavgpool_nchwc__##S(size_t hw, size_t c, const float* x, float* y) {                    \
     HotGAvgPoolNchwc<V>(hw, c, x, y);                                                              \
   }                                                                                                \
+  void f32_vchannelscale_nchwc__##S(size_t hw, size_t c, const float* x, const float* s,           \
+                                    float* y) {                                                    \
+    HotChannelScaleNchwc<V>(hw, c, x, s, y);                                                       \
+  }                                                                                                \
   float f32_rmax__##S(size_t n, const float* x) { return HotReduce<V, true>(n, x); }               \
   float f32_rsum__##S(size_t n, const float* x) { return HotReduce<V, false>(n, x); }              \
   float f32_raddexpminusmax__##S(size_t n, const float* x, float max) {                            \

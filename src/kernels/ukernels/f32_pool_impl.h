@@ -264,5 +264,59 @@ inline void HotGAvgPoolNchwc(size_t hw, size_t c, const float* x, float* y) {
   for (size_t l = 0; l < c; ++l) y[l] = sums[l] / count;
 }
 
+// The squeeze-and-excitation scale of one NCHWc channel block: y[i * c + l] = x[i * c + l] *
+// s[l], i < hw, l < c (c in 1..64). Explicit vectors, so that y == x (the planner runs it in
+// place) stays vectorized: the compiler's loop fell back to scalar code when the pointers
+// overlapped.
+template <class V>
+inline void HotChannelScaleNchwc(size_t hw, size_t c, const float* x, const float* s, float* y) {
+  using T = typename V::T;
+  constexpr size_t w = V::kWidth;
+  if (c < w && w % c == 0) {
+    // Whole vectors of w / c positions with the scales repeated across the lanes.
+    float rep[w];
+    for (size_t j = 0; j < w; ++j) rep[j] = s[j % c];
+    const T sv = V::Load(rep);
+    const size_t n = hw * c;
+    size_t i = 0;
+    for (; i + 2 * w <= n; i += 2 * w) {
+      const T a = V::Mul(V::Load(x + i), sv), b = V::Mul(V::Load(x + i + w), sv);
+      V::Store(y + i, a);
+      V::Store(y + i + w, b);
+    }
+    for (; i + w <= n; i += w) V::Store(y + i, V::Mul(V::Load(x + i), sv));
+    if (i < n) V::StorePartial(y + i, V::Mul(V::LoadPartial(x + i, n - i), sv), n - i);
+    return;
+  }
+  const size_t chunks = (c + w - 1) / w, tail = c - (chunks - 1) * w;
+  T sv[64 / w];
+  for (size_t j = 0; j + 1 < chunks; ++j) sv[j] = V::Load(s + j * w);
+  sv[chunks - 1] = V::LoadPartial(s + (chunks - 1) * w, tail);
+  if (tail == w) {
+    if (chunks == 1) {
+      const T s0 = sv[0];
+      size_t i = 0;
+      for (; i + 2 <= hw; i += 2) {
+        const T a = V::Mul(V::Load(x + i * w), s0), b = V::Mul(V::Load(x + i * w + w), s0);
+        V::Store(y + i * w, a);
+        V::Store(y + i * w + w, b);
+      }
+      if (i < hw) V::Store(y + i * w, V::Mul(V::Load(x + i * w), s0));
+      return;
+    }
+    for (size_t i = 0; i < hw; ++i)
+      for (size_t j = 0; j < chunks; ++j)
+        V::Store(y + i * c + j * w, V::Mul(V::Load(x + i * c + j * w), sv[j]));
+    return;
+  }
+  for (size_t i = 0; i < hw; ++i) {
+    const float* p = x + i * c;
+    float* q = y + i * c;
+    for (size_t j = 0; j + 1 < chunks; ++j) V::Store(q + j * w, V::Mul(V::Load(p + j * w), sv[j]));
+    const size_t o = (chunks - 1) * w;
+    V::StorePartial(q + o, V::Mul(V::LoadPartial(p + o, tail), sv[chunks - 1]), tail);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ukernels

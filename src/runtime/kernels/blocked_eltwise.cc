@@ -6,9 +6,12 @@
 //                        x and y [N, ceil(C/c), H, W, c], s [N or 1, C, 1, 1] (a squeeze-and-
 //                        excitation scale); padding lanes past C are scaled by 0.
 //                        Params: int "block" (c, 2..64).
-#include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
+#include "kernels/eltwise/eltwise.h"
+#include "kernels/eltwise/ukernel_table.h"
 #include "runtime/kernels/families.h"
 #include "runtime/kernels/kernel_util.h"
 
@@ -53,39 +56,23 @@ class ChannelScaleKernel final : public StepKernel {
     const float* xp = x->data<float>();
     const float* sp = s->data<float>();
     float* yp = args.outputs[0]->data<float>();
-    ParallelFor(args.pool, n * blocks, [&](size_t item) {
-      const size_t img = item / blocks, c0 = item % blocks * c;
-      // This block's scales; the padding lanes past C get 0 (their x is finite padding).
-      float scale[64];
-      const float* s_img = sp + (per_image ? img : 0) * channels;
-      for (size_t l = 0; l < c; ++l) scale[l] = c0 + l < channels ? s_img[c0 + l] : 0.0f;
-      const float* in = xp + item * hw * c;
-      float* out = yp + item * hw * c;
-      if (c == 16) {
-        Scale<16>(in, scale, out, hw);
-      } else if (c == 8) {
-        Scale<8>(in, scale, out, hw);
-      } else {
-        for (size_t i = 0; i < hw; ++i)
-          for (size_t l = 0; l < c; ++l) out[i * c + l] = in[i * c + l] * scale[l];
-      }
-    });
+    eltwise::Options o;
+    o.pool = args.pool;
+    Status st = eltwise::ChannelScaleNchwc(n, blocks, hw, c, channels, per_image, xp, sp, yp, o);
+    if (!st.ok()) return st.WithContext(StrCat("step '", step_.name, "': "));
     return Status::Ok();
   }
 
-  std::string Describe() const override { return StrCat("channel scale nchwc", block_); }
+  // Elementwise: y may be x's buffer (the planner then keeps one map, not two, in cache).
+  std::vector<std::pair<int, int>> InPlace() const override { return {{0, 0}}; }
+
+  std::string Describe() const override {
+    return StrCat("channel scale nchwc", block_, " ",
+                  eltwise::SelectChannelScaleUkernel(ActiveIsa()).name);
+  }
 
  private:
   ChannelScaleKernel(const Step& step, int64_t block) : step_(step), block_(block) {}
-
-  // A fixed lane count, so that the compiler keeps the scale in registers and vectorizes.
-  template <size_t C>
-  static void Scale(const float* in, const float* scale, float* out, size_t hw) {
-    std::array<float, C> sc;
-    for (size_t l = 0; l < C; ++l) sc[l] = scale[l];
-    for (size_t i = 0; i < hw; ++i)
-      for (size_t l = 0; l < C; ++l) out[i * C + l] = in[i * C + l] * sc[l];
-  }
 
   // x [N, C/c, H, W, c] and s [N or 1, C, 1, 1].
   Status Check(const Dims& x, const Dims& s) const {
