@@ -32,8 +32,10 @@ struct PackedMatrixAccess {
 constexpr size_t kInPlaceMaxPanels = 4;
 
 // Whether C^T = B^T * A^T should run instead of C = A * B (gemm.cc explains the model).
-// b_rows_plain: B is plain with contiguous rows.
-bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool b_rows_plain);
+// b_rows_plain: B is plain with contiguous rows. a_prepacked: A is packed once ahead (PackA), so
+// the choice costs no packing either way.
+bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool b_rows_plain,
+                      bool a_prepacked = false);
 
 // An error unless ld >= need.
 Status CheckLd(const char* what, size_t ld, size_t need);

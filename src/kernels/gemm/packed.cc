@@ -41,7 +41,9 @@ Expected<PackedMatrix> PackA(size_t m, size_t k, const float* a, size_t lda, boo
   // Panels of NR rows are the packed B of the transposed product.
   // B is assumed plain with contiguous rows (a convolution's input or im2col columns).
   const size_t panel =
-      n_hint > 1 && PreferTransposed(uk, m, n_hint, k, /*b_rows_plain=*/true) ? uk.nr : uk.mr;
+      n_hint > 1 && PreferTransposed(uk, m, n_hint, k, /*b_rows_plain=*/true, /*a_prepacked=*/true)
+          ? uk.nr
+          : uk.mr;
   const size_t floats = DivUp(m, panel) * panel * k;
   std::shared_ptr<const float> data = AllocPanels(floats);
   if (!data) return Status::Error("PackA: out of memory for ", floats * 4, " bytes");

@@ -31,6 +31,10 @@ struct F32GemmTileParams {
   // Nonzero (kernels whose table row has a_rows set; a_stride is then 0): A is read in place
   // row by row, a[i * a_rows + k], only rows i < mr (plain row-major A, unpacked).
   size_t a_rows;
+  // Nonzero: A is a packed panel that may still be in memory rather than cache (a prepacked
+  // weight matrix on its first pass; a model's weights exceed L3), so kernels that can prefetch
+  // it ahead of the k loop do. A hint only.
+  uint32_t prefetch_a;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where
