@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "support/huge_pages.h"
 #include "support/tensor.h"
 
 namespace kiln::runtime {
@@ -126,11 +127,13 @@ int32_t WeightWriter::Add(Module& module, std::span<const std::byte> bytes) {
 
 void WeightWriter::Finish(Module& module) {
   const size_t size = bytes_.size();
-  // 64-byte aligned storage: the vector's own buffer only guarantees 16.
-  auto* data = static_cast<std::byte*>(::operator new(size == 0 ? 1 : size, std::align_val_t{kBlobAlignment}));
+  // 64-byte aligned storage (the vector's own buffer only guarantees 16), on huge pages when
+  // large (support/huge_pages.h: weights are streamed from DRAM once per run).
+  HugePageBuffer buffer = AllocateHugePageBacked(size, kBlobAlignment);
+  if (!buffer) throw std::bad_alloc();
+  std::byte* data = buffer.get();
   if (size > 0) std::memcpy(data, bytes_.data(), size);
-  std::shared_ptr<const std::byte> owner(
-      data, [](const std::byte* p) { ::operator delete(const_cast<std::byte*>(p), std::align_val_t{kBlobAlignment}); });
+  std::shared_ptr<const std::byte> owner(std::move(buffer));
   module.weights = data;
   module.weights_size = size;
   module.weights_owner = std::move(owner);
