@@ -1,6 +1,6 @@
 // kiln's convolution drivers against oneDNN's convolution on every distinct convolution layer of
-// ResNet-50 and MobileNetV2 (batch 1, 224x224), in one process, alternating A B A B, with the
-// same thread count (BENCHMARKING.md).
+// ResNet-50 and MobileNetV2 and on DenseNet-121's 1x1 layers (batch 1, 224x224), in one process,
+// alternating A B A B, with the same thread count (BENCHMARKING.md).
 //
 //   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure] [--algo A] [--vs B]
 //              [--set 3x3] [--cpu-time] [--blocked]
@@ -95,6 +95,16 @@ std::vector<Layer> Layers() {
       // The other 3x3 stems: MobileNetV3 (3->16), ShuffleNet (3->24); MobileNetV2's 3->32 is
       // also EfficientNet-B0's and RegNet's.
       L("mv3", 3, 224, 16, 3, 2),        L("sn", 3, 224, 24, 3, 2),
+      // DenseNet-121's bottleneck 1x1s (K = 64 + 32 i input channels -> 128) at the first, a
+      // middle and the last layer of each dense block (of the 7x7 one, the first and last); its
+      // transitions halve 256, 512 and 1024 channels (256->128@56, 512->256@28 and 1024->512@14,
+      // ResNet-50's too).
+      L("dn", 64, 56, 128, 1, 1),        L("dn", 128, 56, 128, 1, 1),
+      L("dn", 224, 56, 128, 1, 1),       L("dn", 128, 28, 128, 1, 1),
+      L("dn", 320, 28, 128, 1, 1),       L("dn", 480, 28, 128, 1, 1),
+      L("dn", 256, 14, 128, 1, 1),       L("dn", 640, 14, 128, 1, 1),
+      L("dn", 992, 14, 128, 1, 1),       L("dn", 512, 7, 128, 1, 1),
+      L("dn", 992, 7, 128, 1, 1),
   };
 }
 
