@@ -307,7 +307,10 @@ TEST(Gemm, TransposedEveryIsa) {
       }
     }
     const GemmUkernel& uk = SelectGemmUkernel(isa);
-    const size_t shapes[][3] = {{100, 17, 64}, {64, 49, 300}, {300, 49, 160}, {33, 7, 1}};
+    // {160, 196, 150}: 14x14 pixels (13 vectors for 12.25), transposed under a prepacked A from
+    // K ~ 130 (M > 4 NR); {64, 400, 64}: K = M <= 4 NR, a cost tie, also transposed there.
+    const size_t shapes[][3] = {{100, 17, 64}, {64, 49, 300},   {300, 49, 160},
+                                {33, 7, 1},    {160, 196, 150}, {64, 400, 64}};
     for (const auto& s : shapes) {
       for (Activation act : kActivations) {
         for (size_t threads : {1, 2}) {
@@ -319,10 +322,11 @@ TEST(Gemm, TransposedEveryIsa) {
             tc.bias = BiasKind::kPerRow, tc.accumulate = act == Activation::kRelu;
             RunCase(tc);
             if (HasFailure()) return;
-            // N = 49 fills 49 of 64 AVX-512 lanes: PackA lays the panels out transposed.
-            if (isa == IsaLevel::kAvx512 && s[1] == 49) {
+            // N = 49 fills 49 of 64 AVX-512 lanes: PackA lays the panels out transposed; so it
+            // does for the two shapes above.
+            if (isa == IsaLevel::kAvx512 && (s[1] == 49 || s[1] == 196 || s[1] == 400)) {
               std::vector<float> w(tc.m * tc.k);
-              Expected<PackedMatrix> pa = PackA(tc.m, tc.k, w.data(), tc.k, false, isa, 49);
+              Expected<PackedMatrix> pa = PackA(tc.m, tc.k, w.data(), tc.k, false, isa, s[1]);
               ASSERT_TRUE(pa.ok());
               EXPECT_EQ(pa->panel_width(), uk.nr);
             }
