@@ -3,13 +3,14 @@
 // alternating A B A B, with the same thread count (BENCHMARKING.md).
 //
 //   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure] [--algo A] [--vs B]
-//              [--set 3x3] [--cpu-time] [--blocked]
+//              [--set 3x3] [--cpu-time] [--blocked] [--cold]
 //
 // --algo forces kiln's algorithm (auto, im2col_gemm, direct_nchwc, winograd, ...); --vs B times a
 // second kiln algorithm B in the same loop (A B onednn A B onednn ...) and prints vs=GFLOP/s and
 // vs_best_ratio = min time of B / min time of A (> 1: A is faster). --set 3x3 runs the 3x3
 // stride-1 layers of ResNet-18/50, DenseNet-121 and GoogLeNet instead.
-// --blocked runs depthwise layers on NCHWc.
+// --blocked runs depthwise layers on NCHWc. --cold evicts the caches (all but the input)
+// before each timed call.
 //
 // Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
 // (2 * N * M * C/groups * KH * KW * OH * OW / median time), then the ratio, kiln's algorithm and
@@ -92,6 +93,15 @@ std::vector<Layer> Layers() {
       L("mv2", 160, 7, 960, 1, 1),       L("mv2", 960, 7, 960, 3, 1, 960),
       L("mv2", 960, 7, 160, 1, 1),       L("mv2", 960, 7, 320, 1, 1),
       L("mv2", 320, 7, 1280, 1, 1),
+      // EfficientNet-B0's and MobileNetV3's pointwise layers that MobileNetV2 lacks (40 and 120
+      // channels: a half last block).
+      L("en", 16, 112, 96, 1, 1),        L("en", 40, 28, 240, 1, 1),
+      L("en", 240, 28, 40, 1, 1),        L("en", 80, 14, 480, 1, 1),
+      L("en", 112, 14, 672, 1, 1),       L("en", 192, 7, 1152, 1, 1),
+      L("en", 1152, 7, 192, 1, 1),       L("mv3", 16, 112, 64, 1, 1),
+      L("mv3", 24, 56, 72, 1, 1),        L("mv3", 72, 56, 24, 1, 1),
+      L("mv3", 40, 28, 120, 1, 1),       L("mv3", 120, 28, 40, 1, 1),
+      L("mv3", 80, 14, 184, 1, 1),       L("mv3", 480, 14, 112, 1, 1),
       // The other 3x3 stems: MobileNetV3 (3->16), ShuffleNet (3->24); MobileNetV2's 3->32 is
       // also EfficientNet-B0's and RegNet's.
       L("mv3", 3, 224, 16, 3, 2),        L("sn", 3, 224, 24, 3, 2),
@@ -282,7 +292,7 @@ int Main(int argc, char** argv) {
   int threads = 1;
   double seconds = 0.3;
   std::string filter;
-  bool measure = false, blocked = false;
+  bool measure = false, blocked = false, cold = false;
   conv::Algorithm algo = conv::Algorithm::kAuto, vs = conv::Algorithm::kAuto;
   bool has_vs = false, set3x3 = false;
   for (int i = 1; i < argc; ++i) {
@@ -304,12 +314,14 @@ int Main(int argc, char** argv) {
       has_vs = true;
     } else if (a == "--blocked") {
       blocked = true;
+    } else if (a == "--cold") {
+      cold = true;
     } else if (a == "--set" && i + 1 < argc) {
       set3x3 = std::string(argv[++i]) == "3x3";
     } else {
       std::fprintf(stderr,
                    "usage: bench_conv [--threads N] [--seconds S] [--filter S] [--measure] "
-                   "[--algo A] [--vs B] [--set 3x3] [--blocked]\n");
+                   "[--algo A] [--vs B] [--set 3x3] [--blocked] [--cold]\n");
       return 2;
     }
   }
@@ -418,15 +430,27 @@ int Main(int argc, char** argv) {
     const double pair = Seconds(t0, Clock::Now());
     const int reps = std::clamp(static_cast<int>(seconds / std::max(pair, 1e-6)), 5, 2000);
     std::vector<double> tk, to, tv;
+    // --cold: before each timed call, caches hold the input but not the weights (as in a model,
+    // where each layer's weights come from L3 or memory once per inference).
+    std::vector<float> trash(cold ? (size_t{64} << 20) / sizeof(float) : 0);
+    auto evict = [&](const std::vector<float>& input) {
+      if (!cold) return;
+      for (size_t i = 0; i < trash.size(); i += 16) trash[i] += 1.0f;
+      volatile float sink = 0.0f;
+      for (size_t i = 0; i < input.size(); i += 16) sink = sink + input[i];
+    };
     for (int r = 0; r < reps; ++r) {
+      evict(xk);
       auto a = Clock::Now();
       run_kiln();
+      auto b0 = Clock::Now();
+      evict(x);
       auto b = Clock::Now();
       ref.Run();
       auto c = Clock::Now();
       run_vs_kiln();
       auto d = Clock::Now();
-      tk.push_back(Seconds(a, b));
+      tk.push_back(Seconds(a, b0));
       to.push_back(Seconds(b, c));
       tv.push_back(Seconds(c, d));
     }

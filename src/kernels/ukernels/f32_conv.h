@@ -45,6 +45,10 @@ struct F32ConvNchwcParams {
   size_t in_ci_stride;  // in_c > 0 only
   size_t w_ob_stride, w_cb_stride, w_kh_stride;
   size_t out_ob_stride;
+  // Null, or weights laid out like `weights` (the next call's: the next pair of output blocks)
+  // that the kernel may pull into cache while it runs, prefetch_blocks blocks of them.
+  const float* prefetch;
+  size_t prefetch_blocks;
   uint32_t accumulate;  // nonzero: add to the output's contents
   float min, max;       // clamp applied last
 };

@@ -63,11 +63,12 @@ __attribute__((always_inline)) inline void Store(const F32ConvNchwcParams* p, co
   }
 }
 
-// The input channels [0, n) of one block at every tap of the window.
+// The input channels [0, n) of one block at every tap of the window; pf (floats from the
+// weights, 0: none) names the weights of the next call to pull into L2 beside them.
 template <size_t OB, size_t T, bool kHalf, size_t kMode, size_t n>
 __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __m512 (&acc)[OB][T],
                                                  __m256 (&half)[T], const float* x_cb,
-                                                 const float* w_cb) {
+                                                 const float* w_cb, ptrdiff_t pf) {
   const size_t ows = p->in_ow_stride;
   const size_t cin = kMode == kNchwc ? kC : p->in_c;
   for (size_t kh = 0; kh < p->kh; ++kh) {
@@ -77,6 +78,12 @@ __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __
       if constexpr (kMode == kNchwc) {
 #pragma GCC unroll 16
         for (size_t ci = 0; ci < n; ++ci) {
+          if (pf != 0) {
+            for (size_t o = 0; o < p->prefetch_blocks; ++o) {
+              _mm_prefetch(reinterpret_cast<const char*>(w + pf + o * p->w_ob_stride + ci * kC),
+                           _MM_HINT_T1);
+            }
+          }
           Channel<OB, T, kHalf>(acc, half, x + ci, w + ci * kC, ows, p->w_ob_stride);
         }
       } else {
@@ -94,7 +101,7 @@ __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __
 // those run. Other partial counts run all 16 lanes (their weights are zero); the models have
 // none.
 template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode>
-void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
+void Tile(const F32ConvNchwcParams* p, const float* input, float* output, ptrdiff_t pf = 0) {
   constexpr size_t kZ = kHalf ? OB - 1 : OB;
   __m512 acc[OB][T];
   __m256 half[T];
@@ -107,11 +114,11 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
   const size_t full = kIc8 ? p->ic_blocks - 1 : p->ic_blocks;
   for (size_t cb = 0; cb < full; ++cb) {
     Block<OB, T, kHalf, kMode, kC>(p, acc, half, input + cb * p->in_cb_stride,
-                                   p->weights + cb * p->w_cb_stride);
+                                   p->weights + cb * p->w_cb_stride, pf);
   }
   if constexpr (kIc8) {
     Block<OB, T, kHalf, kMode, 8>(p, acc, half, input + full * p->in_cb_stride,
-                                  p->weights + full * p->w_cb_stride);
+                                  p->weights + full * p->w_cb_stride, pf);
   }
 #pragma GCC unroll 2
   for (size_t o = 0; o < kZ; ++o) Store<T>(p, acc[o], o, output);
@@ -124,26 +131,29 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
 }
 
 template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode>
-void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r) {
+void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r, ptrdiff_t pf) {
   if constexpr (T > 1) {
     if (r == T) {
       return Tile<OB, T, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride,
-                                             p->output + j * kC);
+                                             p->output + j * kC, pf);
     }
-    return Remainder<OB, T - 1, kHalf, kIc8, kMode>(p, j, r);
+    return Remainder<OB, T - 1, kHalf, kIc8, kMode>(p, j, r, pf);
   } else {
-    Tile<OB, 1, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    Tile<OB, 1, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC, pf);
   }
 }
 
 template <size_t OB, bool kHalf, bool kIc8, size_t kMode>
 void Row(const F32ConvNchwcParams* p) {
   constexpr size_t kT = OB > 1 ? 12 : 24;
+  // The first tile pulls the next call's weights into L2 (the rest reuse this call's from L1).
+  const ptrdiff_t pf = p->prefetch ? p->prefetch - p->weights : 0;
   size_t j = 0;
   for (; j + kT <= p->ow; j += kT) {
-    Tile<OB, kT, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    Tile<OB, kT, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC,
+                                     j == 0 ? pf : 0);
   }
-  if (j < p->ow) Remainder<OB, kT - 1, kHalf, kIc8, kMode>(p, j, p->ow - j);
+  if (j < p->ow) Remainder<OB, kT - 1, kHalf, kIc8, kMode>(p, j, p->ow - j, j == 0 ? pf : 0);
 }
 
 template <bool kHalf, bool kIc8, size_t kMode>
