@@ -122,13 +122,14 @@ std::vector<ConvParams> Shapes() {
       P(2, 32, 7, 7, 32, 7, 7, 1, 3, 1, 32),                            // the largest blocked dw
       P(1, 16, 13, 15, 20, 1, 1),  // a 1x1 over more pixels than one NCHWc chunk (96)
       // Partial last blocks (the kernels skip the zero lanes): 24 = 16 + 8 in and out (a pair
-      // whose second block is half), 40 = 32 + 8 (a lone half block), 20 = 16 + 4, 7 (one
-      // partial block), as 1x1 over pixels and as a padded 3x3.
+      // whose second block is half), 40 = 32 + 8 (a lone full block, then a pair with the half
+      // one), 20 = 16 + 4, 7 (one partial block), as 1x1 over pixels and as a padded 3x3.
       P(1, 24, 9, 11, 40, 1, 1),
       P(2, 40, 7, 8, 24, 1, 1),
       P(1, 7, 5, 31, 20, 1, 1),
       P(1, 20, 6, 13, 7, 1, 1),
       P(1, 24, 7, 9, 40, 3, 3, 1, 1),
+      P(1, 16, 6, 7, 72, 1, 1),  // 72 = 4.5 blocks: the lone block leads, the half one pairs
       // Small padded maps: kDirectNchwc convolves a zero-padded copy of the input, one run of
       // tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
       // M past a pair of blocks and a lone last block; a padded 1x1, plain and strided).

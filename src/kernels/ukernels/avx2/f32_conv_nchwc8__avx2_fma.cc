@@ -61,7 +61,9 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
               Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
             }
           } else {
-            for (size_t ci = 0; ci < n; ++ci) Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
+            for (size_t ci = 0; ci < n; ++ci) {
+              Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
+            }
           }
         } else {
           const size_t step = kMode == kStemAny ? ows : kMode;

@@ -16,7 +16,8 @@ void f32_conv_nchwc8__scalar(const F32ConvNchwcParams* p) {
       // Partial last blocks: only the real channels (the other weights are zero).
       const size_t nco = ob + 1 == p->oc_blocks && p->oc_last != 0 ? p->oc_last : c;
       for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
-        const size_t nci = cb + 1 == p->ic_blocks && p->in_c == 0 && p->ic_last != 0 ? p->ic_last : cin;
+        const bool part = cb + 1 == p->ic_blocks && p->in_c == 0 && p->ic_last != 0;
+        const size_t nci = part ? p->ic_last : cin;
         for (size_t kh = 0; kh < p->kh; ++kh) {
           for (size_t kw = 0; kw < p->kw; ++kw) {
             const float* x =
