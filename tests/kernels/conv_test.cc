@@ -155,6 +155,12 @@ std::vector<ConvParams> Shapes() {
       P(1, 2, 20, 19, 16, 3, 3, 1, 2, 2),
       P(1, 3, 4, 4, 16, 3, 3, 1, 3),
       P(1, 2, 2, 2, 16, 5, 5, 1, 2),
+      // Stems whose rows are wider than a register run, stored straight into y: SqueezeNet's
+      // unpadded 3x3 s2, a 7x7 s2 over several rows, rows of exactly 32 and of 16 + 1.
+      P(1, 3, 35, 75, 24, 3, 3, 2, 0),
+      P(1, 3, 30, 70, 16, 7, 7, 2, 3),
+      P(1, 3, 9, 64, 8, 3, 3, 2, 1),
+      P(1, 3, 11, 34, 12, 3, 3, 2, 1),
       // Outputs wider than 32 with few output channels clip the window in place instead (runs
       // of columns with the same taps; rows and columns that miss the input; a padded 1x1),
       // and with many output channels copy again.

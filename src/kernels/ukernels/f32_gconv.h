@@ -5,11 +5,13 @@
 // planes (one per input channel and stride phase), all with the same row pitch. In those planes
 // every output pixel at flat index f = oy * pitch + ox reads its tap k at x[offsets[k] + f], so
 // the whole output of a group is one run of flat indices, filled with full vectors even when
-// rows are short (7x7, 14x14); the columns ox >= the output width are computed and dropped by
-// the caller. One call computes `mb` (1..8) output channels over flat indices [0, count):
-//   y[j * y_stride + f] = min(max(sum_k w[k * mb + j] * x[offsets[k] + f] + bias[j], lo), hi)
+// rows are short (7x7, 14x14). One call computes `mb` (1..8) output channels over flat indices
+// [0, count), count = (rows - 1) * pitch + width, and stores each pixel straight into its place
+// in the channel's rows x width output, dropping the columns ox >= width:
+//   y[j * y_stride + oy * width + ox] =
+//       min(max(sum_k w[k * mb + j] * x[offsets[k] + oy * pitch + ox] + bias[j], lo), hi)
 // reading x up to offsets[k] + count rounded up to a whole number of the microkernel's vectors
-// (`slack` in the table of conv_ukernels.h) and writing y exactly for f < count.
+// (`slack` in the table of conv_ukernels.h).
 #pragma once
 
 #include <cstddef>
@@ -20,7 +22,10 @@ namespace kiln::ukernels {
 struct F32GConvParams {
   const uint32_t* offsets;  // nk offsets into x, one per (input channel, tap)
   size_t nk;
-  size_t count;     // flat output indices
+  size_t count;     // flat output indices: (rows - 1) * pitch + width
+  size_t rows;      // output rows
+  size_t width;     // output columns (floats between rows of y)
+  size_t pitch;     // flat indices per output row, at least width
   size_t mb;        // output channels in this call, 1..8
   size_t y_stride;  // floats between the outputs of consecutive channels
   float clamp_min, clamp_max;

@@ -3,12 +3,52 @@
 // ukernels/<isa>/ after they define V; internal linkage, one copy per ISA.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 #include "kernels/ukernels/f32_gconv.h"
 
 namespace kiln::ukernels {
 namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
+
+// Stores the lanes of vector v of acc[.][v] (flat indices from output pixel (oy, ox) on) that
+// fall on output pixels: runs of columns below the width, in consecutive rows below `rows`,
+// separated by the pitch's gap columns, which are dropped. A vector straddles a row end about
+// once per row: AVX-512 shifts the lanes of each run down and stores them under a mask; the
+// other ISAs copy the vector to the stack and the runs from there.
+template <class V, size_t MB, size_t NV>
+inline void StoreSpans(const typename V::T (&acc)[MB][NV], size_t v, typename V::T lo,
+                       typename V::T hi, float* y, size_t oy, size_t ox, const F32GConvParams& p) {
+  constexpr size_t kMaxSpans = V::kWidth;  // a row may hold a single column
+  size_t first[kMaxSpans], count[kMaxSpans], at[kMaxSpans], spans = 0;
+  for (size_t lane = 0; lane < V::kWidth && oy < p.rows;) {
+    if (ox < p.width) {
+      const size_t n = std::min(p.width - ox, V::kWidth - lane);
+      first[spans] = lane;
+      count[spans] = n;
+      at[spans++] = oy * p.width + ox;
+      lane += n;
+      ox += n;
+    } else {
+      lane += p.pitch - ox;  // the gap columns
+      ox = 0;
+      ++oy;
+    }
+  }
+  for (size_t j = 0; j < MB; ++j) {
+    const typename V::T r = V::Min(hi, V::Max(lo, acc[j][v]));
+    float* yj = y + j * p.y_stride;
+    if constexpr (requires { V::StoreLanes(yj, r, size_t{0}, size_t{0}); }) {
+      for (size_t s = 0; s < spans; ++s) V::StoreLanes(yj + at[s], r, first[s], count[s]);
+    } else {
+      alignas(64) float lanes[V::kWidth];
+      V::Store(lanes, r);
+      for (size_t s = 0; s < spans; ++s)
+        std::memcpy(yj + at[s], lanes + first[s], count[s] * sizeof(float));
+    }
+  }
+}
 
 // MB output channels times NV vectors of output pixels stay in registers: 8 x 2 zmm = 16 of 32
 // on AVX-512, 8 x 1 ymm = 8 of 16 on AVX2 (the input vectors and a broadcast need the rest).
@@ -18,6 +58,7 @@ inline void GConvMB(const float* x, const float* w, const float* bias, float* y,
   using T = typename V::T;
   constexpr size_t kChunk = NV * V::kWidth;
   const T lo = V::Set(p.clamp_min), hi = V::Set(p.clamp_max);
+  size_t oy = 0, ox = 0;  // the output pixel of flat index f + v * width
   for (size_t f = 0; f < p.count; f += kChunk) {
     T acc[MB][NV];
     for (size_t j = 0; j < MB; ++j) {
@@ -36,17 +77,17 @@ inline void GConvMB(const float* x, const float* w, const float* bias, float* y,
     }
     // Max(lo, a) and Min(hi, a) return a when it is NaN, as std::max / std::min in the
     // reference's order do.
-    const size_t left = p.count - f;
-    for (size_t j = 0; j < MB; ++j) {
-      float* yj = y + j * p.y_stride + f;
-      for (size_t v = 0; v < NV; ++v) {
-        const T r = V::Min(hi, V::Max(lo, acc[j][v]));
-        const size_t done = v * V::kWidth;
-        if (left >= done + V::kWidth) {
-          V::Store(yj + done, r);
-        } else if (left > done) {
-          V::StorePartial(yj + done, r, left - done);
-        }
+    for (size_t v = 0; v < NV; ++v) {
+      if (oy < p.rows && ox + V::kWidth <= p.width) {  // the vector lies in one output row
+        float* yv = y + oy * p.width + ox;
+        for (size_t j = 0; j < MB; ++j) V::Store(yv + j * p.y_stride, V::Min(hi, V::Max(lo, acc[j][v])));
+      } else if (oy < p.rows) {
+        StoreSpans<V, MB>(acc, v, lo, hi, y, oy, ox, p);
+      }
+      ox += V::kWidth;
+      while (ox >= p.pitch) {
+        ox -= p.pitch;
+        ++oy;
       }
     }
   }

@@ -18,6 +18,13 @@ struct V {
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), Mask(n), p);
   }
   static void StorePartial(float* p, T v, size_t n) { _mm512_mask_storeu_ps(p, Mask(n), v); }
+  // Lanes [first, first + n) of v to p[0, n).
+  static void StoreLanes(float* p, T v, size_t first, size_t n) {
+    const __m512i idx = _mm512_add_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(static_cast<int>(first)));
+    _mm512_mask_storeu_ps(p, Mask(n), _mm512_maskz_permutexvar_ps(kAll, idx, v));
+  }
   // Several intrinsics below use their maskz forms with an all-ones mask (kAll): GCC 12's plain
   // forms pass an _mm512_undefined_ps() that -Wmaybe-uninitialized reports, and the all-ones
   // mask compiles to the same instruction.
