@@ -63,6 +63,11 @@ Layer L(const char* net, size_t c, size_t hw, size_t m, size_t k, size_t s, size
   return {std::string(name), p};
 }
 
+Layer Unpadded(Layer l) {
+  l.p.pad_top = l.p.pad_left = l.p.pad_bottom = l.p.pad_right = 0;
+  return l;
+}
+
 // torchvision's ResNet-50 (stride on the 3x3) and MobileNetV2 (t=6 inverted residuals).
 std::vector<Layer> Layers() {
   return {
@@ -105,6 +110,7 @@ std::vector<Layer> Layers() {
       // The other 3x3 stems: MobileNetV3 (3->16), ShuffleNet (3->24); MobileNetV2's 3->32 is
       // also EfficientNet-B0's and RegNet's.
       L("mv3", 3, 224, 16, 3, 2),        L("sn", 3, 224, 24, 3, 2),
+      Unpadded(L("sq", 3, 224, 64, 3, 2)),  // SqueezeNet 1.1's stem: 224 -> 111
       // DenseNet-121's bottleneck 1x1s (K = 64 + 32 i input channels -> 128) at the first, a
       // middle and the last layer of each dense block (of the 7x7 one, the first and last); its
       // transitions halve 256, 512 and 1024 channels (256->128@56, 512->256@28 and 1024->512@14,

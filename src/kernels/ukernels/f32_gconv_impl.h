@@ -6,28 +6,51 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
 
 #include "kernels/ukernels/f32_gconv.h"
 
 namespace kiln::ukernels {
 namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
 
-// Stores the lanes of vector v of acc[.][v] (flat indices from output pixel (oy, ox) on) that
-// fall on output pixels: runs of columns below the width, in consecutive rows below `rows`,
-// separated by the pitch's gap columns, which are dropped. A vector straddles a row end about
-// once per row: AVX-512 shifts the lanes of each run down and stores them under a mask; the
-// other ISAs copy the vector to the stack and the runs from there.
-template <class V, size_t MB, size_t NV>
-inline void StoreSpans(const typename V::T (&acc)[MB][NV], size_t v, typename V::T lo,
-                       typename V::T hi, float* y, size_t oy, size_t ox, const F32GConvParams& p) {
-  constexpr size_t kMaxSpans = V::kWidth;  // a row may hold a single column
-  size_t first[kMaxSpans], count[kMaxSpans], at[kMaxSpans], spans = 0;
+// The clamp of the epilogue, only the bounds it has: ReLU's lone Max saves a vector op per
+// accumulator, 4% of a 3x3 stem's 27 FMAs. Max(lo, a) and Min(hi, a) return a when it is NaN,
+// as std::max / std::min in the reference's order do.
+template <class V>
+struct ClampOp {
+  typename V::T lo, hi;
+  bool has_lo, has_hi;
+  explicit ClampOp(const F32GConvParams& p)
+      : lo(V::Set(p.clamp_min)), hi(V::Set(p.clamp_max)),
+        has_lo(p.clamp_min > -std::numeric_limits<float>::infinity()),
+        has_hi(p.clamp_max < std::numeric_limits<float>::infinity()) {}
+  typename V::T operator()(typename V::T a) const {
+    if (has_lo) a = V::Max(lo, a);
+    if (has_hi) a = V::Min(hi, a);
+    return a;
+  }
+};
+
+// A vector of flat indices from output pixel (oy, ox) on that straddles a row end (about once
+// per row) stores its lanes that fall on output pixels: runs of columns below the width, in
+// consecutive rows below `rows`, separated by the pitch's gap columns, which are dropped.
+// AVX-512 shifts the lanes of each run down and stores them under a mask; the other ISAs copy
+// the vector to the stack and the runs from there.
+template <class V>
+struct Spans {
+  size_t first[V::kWidth], count[V::kWidth], at[V::kWidth], n = 0;
+};
+
+template <class V>
+inline void FindSpans(size_t oy, size_t ox, const F32GConvParams& p, Spans<V>* s) {
   for (size_t lane = 0; lane < V::kWidth && oy < p.rows;) {
     if (ox < p.width) {
       const size_t n = std::min(p.width - ox, V::kWidth - lane);
-      first[spans] = lane;
-      count[spans] = n;
-      at[spans++] = oy * p.width + ox;
+      s->first[s->n] = lane;
+      s->count[s->n] = n;
+      s->at[s->n++] = oy * p.width + ox;
       lane += n;
       ox += n;
     } else {
@@ -36,18 +59,27 @@ inline void StoreSpans(const typename V::T (&acc)[MB][NV], size_t v, typename V:
       ++oy;
     }
   }
-  for (size_t j = 0; j < MB; ++j) {
-    const typename V::T r = V::Min(hi, V::Max(lo, acc[j][v]));
-    float* yj = y + j * p.y_stride;
-    if constexpr (requires { V::StoreLanes(yj, r, size_t{0}, size_t{0}); }) {
-      for (size_t s = 0; s < spans; ++s) V::StoreLanes(yj + at[s], r, first[s], count[s]);
-    } else {
-      alignas(64) float lanes[V::kWidth];
-      V::Store(lanes, r);
-      for (size_t s = 0; s < spans; ++s)
-        std::memcpy(yj + at[s], lanes + first[s], count[s] * sizeof(float));
-    }
+}
+
+// r by value: passing the accumulators by reference made the compiler keep them in memory.
+template <class V>
+inline void StoreSpans(float* y, typename V::T r, const Spans<V>& s) {
+  if constexpr (requires { V::StoreLanes(y, r, size_t{0}, size_t{0}); }) {
+    for (size_t i = 0; i < s.n; ++i) V::StoreLanes(y + s.at[i], r, s.first[i], s.count[i]);
+  } else {
+    alignas(64) float lanes[V::kWidth];
+    V::Store(lanes, r);
+    for (size_t i = 0; i < s.n; ++i)
+      std::memcpy(y + s.at[i], lanes + s.first[i], s.count[i] * sizeof(float));
   }
+}
+
+// Calls f(std::integral_constant<size_t, i>) for i = 0 .. N - 1.
+template <size_t N, class F>
+inline void Unrolled(F&& f) {
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    (f(std::integral_constant<size_t, I>{}), ...);
+  }(std::make_index_sequence<N>{});
 }
 
 // MB output channels times NV vectors of output pixels stay in registers: 8 x 2 zmm = 16 of 32
@@ -57,7 +89,7 @@ inline void GConvMB(const float* x, const float* w, const float* bias, float* y,
                     const F32GConvParams& p) {
   using T = typename V::T;
   constexpr size_t kChunk = NV * V::kWidth;
-  const T lo = V::Set(p.clamp_min), hi = V::Set(p.clamp_max);
+  const ClampOp<V> clamp(p);
   size_t oy = 0, ox = 0;  // the output pixel of flat index f + v * width
   for (size_t f = 0; f < p.count; f += kChunk) {
     T acc[MB][NV];
@@ -75,21 +107,23 @@ inline void GConvMB(const float* x, const float* w, const float* bias, float* y,
         for (size_t v = 0; v < NV; ++v) acc[j][v] = V::Fma(xv[v], wv, acc[j][v]);
       }
     }
-    // Max(lo, a) and Min(hi, a) return a when it is NaN, as std::max / std::min in the
-    // reference's order do.
-    for (size_t v = 0; v < NV; ++v) {
+    // acc indexed by compile-time constants only: a runtime index (a loop the compiler
+    // does not unroll) kept the accumulators in memory, 32 stores and loads per chunk.
+    Unrolled<NV>([&](auto v) {
       if (oy < p.rows && ox + V::kWidth <= p.width) {  // the vector lies in one output row
         float* yv = y + oy * p.width + ox;
-        for (size_t j = 0; j < MB; ++j) V::Store(yv + j * p.y_stride, V::Min(hi, V::Max(lo, acc[j][v])));
+        Unrolled<MB>([&](auto j) { V::Store(yv + j * p.y_stride, clamp(acc[j][v])); });
       } else if (oy < p.rows) {
-        StoreSpans<V, MB>(acc, v, lo, hi, y, oy, ox, p);
+        Spans<V> spans;
+        FindSpans<V>(oy, ox, p, &spans);
+        Unrolled<MB>([&](auto j) { StoreSpans<V>(y + j * p.y_stride, clamp(acc[j][v]), spans); });
       }
       ox += V::kWidth;
       while (ox >= p.pitch) {
         ox -= p.pitch;
         ++oy;
       }
-    }
+    });
   }
 }
 
