@@ -257,10 +257,14 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
         uk.fn(&k);
         k.prefetch = nullptr;  // one tile pulls them
       };
-      auto cut = [&](size_t a, size_t b, auto&& fn) {
+      // same_taps: every tile of [a, b) reads the same taps, so where the microkernel's own cut
+      // is the one wanted, [a, b) is one call (16 -> 96 at 112x112: a call per 12-column tile
+      // cost a tenth of the 384 FMAs of the tile).
+      auto cut = [&](size_t a, size_t b, bool same_taps, auto&& fn) {
         const size_t span = b - a, tiles = tile == 0 ? 1 : (span + tile - 1) / tile;
         const bool equal =
             tile == 0 || (span % tile != 0 && span % tile < tile_min && span / tiles >= tile_min);
+        if (same_taps && !equal) return fn(a, b);
         for (size_t i = 0; i < tiles; ++i) {
           const size_t j0 = equal ? a + span * i / tiles : a + i * tile;
           fn(j0, equal ? a + span * (i + 1) / tiles : std::min(b, j0 + tile));
@@ -270,12 +274,12 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       const bool rows_hit =
           !clip || ClipRange(oh, q.kh, q.dilation_h, q.pad_top, q.h, q.stride_h, &kh_lo, &kh_hi);
       if (!clip) {
-        cut(ow0, ow1, [&](size_t a, size_t b) { run(a, b, 0, p.kh, 0, p.kw); });
+        cut(ow0, ow1, true, [&](size_t a, size_t b) { run(a, b, 0, p.kh, 0, p.kw); });
       } else if (copied) {
         // Taps that read only padding for the whole row, or the whole tile, are skipped: on a
         // 7x7 map with pad 1, a third of the taps of the first and last rows.
         if (!rows_hit) kh_lo = 0, kh_hi = p.kh;  // the padding reads zero: the bias
-        cut(ow0, ow1, [&](size_t a, size_t b) {
+        cut(ow0, ow1, false, [&](size_t a, size_t b) {
           // The union of the columns' taps: the window moves right by a stride per column, so
           // the last column has the lowest first tap and the first column the highest last.
           size_t lo_a, hi_a, lo_b, hi_b;
@@ -310,7 +314,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
             FillEmpty(k.bias, o.accumulate, nob, c, end - ow, base.out_ob_stride, clamp,
                       y_row + ow * c);
           } else {
-            cut(ow, end, [&](size_t a, size_t b) { run(a, b, kh_lo, kh_hi, kw_lo, kw_hi); });
+            cut(ow, end, true,
+                [&](size_t a, size_t b) { run(a, b, kh_lo, kh_hi, kw_lo, kw_hi); });
           }
           ow = end;
         }
