@@ -11,12 +11,13 @@
 //
 // Work items are (image, group): each copies its input once and walks all its output rows.
 // Grouped CNNs have dozens of groups; a layer with fewer (image, group) pairs than threads (an
-// image stem: one) splits each pair's chunks of 8 outputs among the threads instead, each
-// thread copying the pair's input once for its share (ResNet's 7x7 stem ran on one thread).
+// image stem: one) splits each pair into bands of output rows instead, each thread copying
+// only the input rows of its bands (ResNet's 7x7 stem ran on one thread).
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
+#include <numeric>
 
 #include "kernels/conv/conv_ukernels.h"
 #include "kernels/conv/drivers.h"
@@ -29,7 +30,7 @@ constexpr size_t kMaxTaps = 1024;   // (input channel, tap) pairs per group: the
 constexpr size_t kMaxPlanes = size_t{1} << 30;  // floats of one thread's planes (offsets fit)
 
 struct Geometry {
-  size_t ph, pw;      // rows and columns of one phase plane (pw is the pitch)
+  size_t ph, pw;      // rows and columns of one phase plane of a band (pw is the pitch)
   size_t plane;       // floats per plane
   size_t planes;      // floats of all planes of a group, plus the microkernel's over-read
   size_t count;       // flat output indices: (OH - 1) * pw + OW
@@ -38,9 +39,12 @@ struct Geometry {
 
 size_t RoundUp16(size_t v) { return (v + 15) / 16 * 16; }
 
-Geometry Geometry(const ConvParams& p, IsaLevel isa) {
+// band_rows: the output rows of a band (0: the whole output, planes of every input row).
+Geometry Geometry(const ConvParams& p, IsaLevel isa, size_t band_rows = 0) {
   struct Geometry g;
   g.ph = (p.h + p.pad_top + p.pad_bottom + p.stride_h - 1) / p.stride_h;
+  // A band of output rows reads (KH - 1) / stride plane rows past its own.
+  if (band_rows) g.ph = std::min(g.ph, band_rows + (p.kh - 1) / p.stride_h);
   g.pw = (p.w + p.pad_left + p.pad_right + p.stride_w - 1) / p.stride_w;
   g.plane = g.ph * g.pw;
   const size_t chunk = SelectGConvUkernel(isa).chunk;
@@ -50,12 +54,17 @@ Geometry Geometry(const ConvParams& p, IsaLevel isa) {
   return g;
 }
 
-// Scatters channel plane `src` (H x W) into its stride-phase planes at `dst` (the zero padding
-// around it is already there and never written).
-void FillPlanes(const ConvParams& p, const struct Geometry& g, const float* src, float* dst) {
-  for (size_t iy = 0; iy < p.h; ++iy) {
+// Scatters the rows of channel plane `src` (H x W) that fall on plane rows [q0, q0 + ph) into
+// its stride-phase planes at `dst` (the zero padding around them is already there and never
+// written).
+void FillPlanes(const ConvParams& p, const struct Geometry& g, size_t q0, const float* src,
+                float* dst) {
+  const size_t sh = p.stride_h;
+  const size_t iy0 = std::max(q0 * sh, p.pad_top) - p.pad_top;
+  const size_t iy1 = std::min(std::max((q0 + g.ph) * sh, p.pad_top) - p.pad_top, p.h);
+  for (size_t iy = iy0; iy < iy1; ++iy) {
     const size_t r = iy + p.pad_top;
-    float* row = dst + (r % p.stride_h) * p.stride_w * g.plane + r / p.stride_h * g.pw;
+    float* row = dst + (r % sh) * p.stride_w * g.plane + (r / sh - q0) * g.pw;
     const float* s = src + iy * p.w;
     if (p.stride_w == 1) {
       std::memcpy(row + p.pad_left, s, p.w * sizeof(float));
@@ -83,10 +92,10 @@ void FillPlanes(const ConvParams& p, const struct Geometry& g, const float* src,
   }
 }
 
-// Zeroes the positions of channel planes `dst` that FillPlanes never writes: the padding, the
-// columns and rows a phase plane has past the input. Zeroing only these (not the whole planes
-// before the copy writes them again) saves 2-5% of a 3x3 stem.
-void ZeroPadding(const ConvParams& p, const struct Geometry& g, float* dst) {
+// Zeroes the positions of channel planes `dst` (plane rows [q0, q0 + ph)) that FillPlanes never
+// writes: the padding, the columns and rows a phase plane has past the input. Zeroing only
+// these (not the whole planes before the copy writes them again) saves 2-5% of a 3x3 stem.
+void ZeroPadding(const ConvParams& p, const struct Geometry& g, size_t q0, float* dst) {
   for (size_t qy = 0; qy < p.stride_h; ++qy) {
     for (size_t qx = 0; qx < p.stride_w; ++qx) {
       float* plane = dst + (qy * p.stride_w + qx) * g.plane;
@@ -95,7 +104,7 @@ void ZeroPadding(const ConvParams& p, const struct Geometry& g, float* dst) {
       const size_t c0 = qx >= p.pad_left ? 0 : std::min(g.pw, (p.pad_left - qx + sw - 1) / sw);
       const size_t c1 = qx >= end ? 0 : std::min(g.pw, (end - qx + sw - 1) / sw);
       for (size_t i = 0; i < g.ph; ++i) {
-        const size_t r = i * p.stride_h + qy;
+        const size_t r = (q0 + i) * p.stride_h + qy;
         float* row = plane + i * g.pw;
         if (r < p.pad_top || r >= p.pad_top + p.h || c0 >= c1) {
           std::fill_n(row, g.pw, 0.0f);
@@ -152,24 +161,36 @@ Status PrepareGrouped(const float* weights, PreparedConv* conv) {
 Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
                   float* workspace) {
   const ConvParams& p = conv.params();
-  const struct Geometry geo = Geometry(p, conv.isa());
   const GConvUkernel& uk = SelectGConvUkernel(conv.isa());
   const size_t cg = p.c / p.groups, mg = p.m / p.groups, taps = p.kh * p.kw;
   const size_t oh = p.out_h(), ow = p.out_w();
   const float* weights = PreparedConvAccess::weights(conv);
   const float* bias = o.epilogue.bias_kind == gemm::BiasKind::kPerRow ? o.epilogue.bias : nullptr;
   const Clamp clamp = ClampOf(o.epilogue);
-  const size_t chunks = (mg + kMaxOutputs - 1) / kMaxOutputs;
   const size_t pairs = p.n * p.groups;
-  const size_t parts = pairs < ThreadCount(o.pool) ? chunks : 1;  // per (image, group)
-  const size_t items = pairs * parts;
-  const size_t threads = std::min(ThreadCount(o.pool), items);
+  const size_t pool_threads = ThreadCount(o.pool);
+  // A layer with fewer (image, group) pairs than threads (an image stem: one) splits each pair
+  // into bands of output rows, as many in all as a multiple of the threads; each thread copies
+  // only its bands' input rows and the few rows the window reaches past them. (Splitting the
+  // chunks of outputs instead had every thread copy the whole input: 11% of a 3x3 stem's time
+  // at one thread, so no gain from the second.) At one thread, bands gain nothing: the planes
+  // of a whole 224x224 image are read from L2 at full speed.
+  size_t bands = 1;
+  if (pairs < pool_threads) bands = std::min(oh, pool_threads / std::gcd(pairs, pool_threads));
+  const size_t band_rows = (oh + bands - 1) / bands;
+  bands = (oh + band_rows - 1) / band_rows;
+  const struct Geometry geo = Geometry(p, conv.isa(), bands > 1 ? band_rows : 0);
+  const size_t items = pairs * bands;
+  const size_t threads = std::min(pool_threads, items);
   ParallelFor(o.pool, threads, [&](size_t t) {
     float* planes = workspace + t * geo.per_thread;
-    // The padding (and the over-read past the last plane) is zero and stays so: items only
-    // write the input's own positions.
+    // The padding (and the over-read past the last plane) is zero and stays so while the
+    // planes hold whole inputs: items only write the input's own positions. A band's padding
+    // moves with the band.
     const size_t channel = p.stride_h * p.stride_w * geo.plane;
-    for (size_t ci = 0; ci < cg; ++ci) ZeroPadding(p, geo, planes + ci * channel);
+    if (bands == 1) {
+      for (size_t ci = 0; ci < cg; ++ci) ZeroPadding(p, geo, 0, planes + ci * channel);
+    }
     std::fill(planes + cg * channel, planes + geo.planes, 0.0f);
     std::array<uint32_t, kMaxTaps> offsets;
     for (size_t ci = 0; ci < cg; ++ci) {
@@ -184,8 +205,6 @@ Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunO
     ukernels::F32GConvParams kp;
     kp.offsets = offsets.data();
     kp.nk = cg * taps;
-    kp.count = geo.count;
-    kp.rows = oh;
     kp.width = ow;
     kp.pitch = geo.pw;
     kp.y_stride = oh * ow;
@@ -193,23 +212,26 @@ Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunO
     kp.clamp_max = clamp.max;
     const size_t begin = items * t / threads, end = items * (t + 1) / threads;
     size_t filled = pairs;  // the pair whose input the planes hold (none yet)
-    for (size_t item = begin; item < end; ++item) {  // (image * groups + group) * parts + part
-      const size_t pair = item / parts, part = item % parts, g = pair % p.groups;
-      if (pair != filled) {
+    for (size_t item = begin; item < end; ++item) {  // (image * groups + group) * bands + band
+      const size_t pair = item / bands, band = item % bands, g = pair % p.groups;
+      const size_t r0 = band * band_rows, r1 = std::min(oh, r0 + band_rows);
+      if (bands > 1 || pair != filled) {
         for (size_t ci = 0; ci < cg; ++ci) {
-          FillPlanes(p, geo, x + (pair * cg + ci) * p.h * p.w,
-                     planes + ci * p.stride_h * p.stride_w * geo.plane);
+          if (bands > 1) ZeroPadding(p, geo, r0, planes + ci * channel);
+          FillPlanes(p, geo, r0, x + (pair * cg + ci) * p.h * p.w, planes + ci * channel);
         }
         filled = pair;
       }
-      const size_t c0 = chunks * part / parts, c1 = chunks * (part + 1) / parts;
-      const size_t o1 = std::min(mg, c1 * kMaxOutputs);
-      for (size_t o0 = c0 * kMaxOutputs; o0 < o1; o0 += kMaxOutputs) {
+      kp.rows = r1 - r0;
+      kp.count = (kp.rows - 1) * geo.pw + ow;
+      for (size_t o0 = 0; o0 < mg; o0 += kMaxOutputs) {
         kp.mb = std::min(kMaxOutputs, mg - o0);
         const size_t m0 = g * mg + o0;
-        float* ym = y + (pair / p.groups * p.m + m0) * oh * ow;
+        float* ym = y + (pair / p.groups * p.m + m0) * oh * ow + r0 * ow;
         uk.fn(planes, weights + m0 * cg * taps, bias ? bias + m0 : nullptr, ym, &kp);
-        ApplyVectorActivation(o.epilogue, conv.isa(), ym, kp.mb * oh * ow);
+        for (size_t j = 0; j < kp.mb; ++j) {
+          ApplyVectorActivation(o.epilogue, conv.isa(), ym + j * oh * ow, kp.rows * ow);
+        }
       }
     }
   });
