@@ -130,6 +130,11 @@ std::vector<ConvParams> Shapes() {
       P(1, 20, 6, 13, 7, 1, 1),
       P(1, 24, 7, 9, 40, 3, 3, 1, 1),
       P(1, 16, 6, 7, 72, 1, 1),  // 72 = 4.5 blocks: the lone block leads, the half one pairs
+      // Calls of up to 4 blocks on a 1x1 over pixels (AVX-512): 88 = 4 + 1.5 blocks, 136 = 1 +
+      // 4 + 3.5 (the lone block leads), 64 = 4.
+      P(1, 16, 5, 9, 88, 1, 1),
+      P(2, 24, 4, 11, 136, 1, 1),
+      P(1, 32, 7, 7, 64, 1, 1),
       // Small padded maps: kDirectNchwc convolves a zero-padded copy of the input, one run of
       // tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
       // M past a pair of blocks and a lone last block; a padded 1x1, plain and strided).

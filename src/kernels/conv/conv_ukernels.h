@@ -21,6 +21,10 @@ struct ConvNchwcUkernel {
   // leaves a narrow last tile: FMA-latency-bound, and streaming all the weights for a few
   // columns. 0: no cut.
   size_t tile = 0, tile_min = 0;
+  // Output channel blocks of one call on a 1x1 over pixels, where the whole layer is one row and
+  // a taller tile (AVX-512: 4 blocks x 6 columns) loads fewer weights and broadcasts per FMA;
+  // 0: max_oc_blocks. Tiles with nob blocks are tile * max_oc_blocks / nob columns wide.
+  size_t pointwise_oc_blocks = 0;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -166,13 +166,15 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   const size_t cb_n = (p.c + c - 1) / c, mb_n = (p.m + c - 1) / c;
   const size_t chunk = chunk_w == 0 ? cols : std::min(chunk_w, cols);
   const size_t chunks = (cols + chunk - 1) / chunk;
-  // Pairs of output blocks, each one microkernel call wide. An odd count of blocks whose last
-  // holds at most half a block of real channels (40 = 16 + 16 + 8 at c = 16) leads with the lone
-  // block, so the half block runs inside a pair (AVX-512: a 12 x (16 + 8) tile) rather than alone
-  // (24 columns x 8 channels: one ymm FMA per broadcast, load-bound). bench_conv --blocked,
-  // 1 thread: 240 -> 40 at 28x28 0.174 -> 0.152 ms, 120 -> 40 0.088 -> 0.077 ms, 24 -> 72 at
-  // 56x56 0.135 -> 0.127 ms.
-  const size_t mob = uk.max_oc_blocks;
+  // "Pairs": the groups of up to mob output blocks, each one microkernel call wide (2, or the
+  // microkernel's pointwise_oc_blocks on a 1x1 over pixels). A count of blocks that leaves one
+  // over, the last holding at most half a block of real channels (40 = 16 + 16 + 8 at c = 16 in
+  // pairs), leads with the lone block, so the half block runs inside a group (AVX-512: a 12 x
+  // (16 + 8) tile) rather than alone (24 columns x 8 channels: one ymm FMA per broadcast,
+  // load-bound). bench_conv --blocked, 1 thread, in pairs: 240 -> 40 at 28x28 0.174 -> 0.152 ms,
+  // 120 -> 40 0.088 -> 0.077 ms, 24 -> 72 at 56x56 0.135 -> 0.127 ms.
+  const size_t mob =
+      rows == 1 && uk.pointwise_oc_blocks != 0 ? uk.pointwise_oc_blocks : uk.max_oc_blocks;
   const bool lead = mob > 1 && mb_n % mob == 1 && mb_n > 1 && p.m % c != 0 && p.m % c <= c / 2;
   const size_t first = lead ? 1 : mob;
   const size_t pairs = 1 + (mb_n - std::min(first, mb_n) + mob - 1) / mob;
@@ -206,10 +208,10 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // -> 0.231 ms; kiln profile --iters 20, direct_nchwc steps of EfficientNet-B0 7.57 -> 7.33
   // ms, MobileNetV2 5.43 -> 5.28 ms. Larger pairs (1152 input channels) stream well enough on
   // their own and lost a little.
-  const bool prefetch_next = base.w_ob_stride * uk.max_oc_blocks * sizeof(float) <= (128u << 10);
+  const bool prefetch_next = base.w_ob_stride * mob * sizeof(float) <= (128u << 10);
   const size_t threads = ThreadCount(o.pool);
   ParallelFor(o.pool, threads, [&](size_t t) {
-    float bias_tail[64];  // bias of a pair of blocks that runs past M, zero-padded
+    float bias_tail[64];  // bias of the blocks of a call (up to 4 x 16) past M, zero-padded
     for (size_t item = items * t / threads; item < items * (t + 1) / threads; ++item) {
       // Over the copy, the rows of a pair start in the middle: the first row of a pair pulls its
       // weights from L3, and a full-window row reads them in one sequential stream, where a
@@ -240,7 +242,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       // not 12 + 2), as long as those are not narrower themselves: 7 columns at AVX2 run faster
       // as 6 + 1 than as 3 + 4 (bench_conv KILN_ISA=avx2, 3x3 s2 512->512 at 14x14: 3.4 against
       // 3.7 ms).
-      const size_t tile = uk.tile * (nob > 1 ? 1 : 2), tile_min = uk.tile_min * (nob > 1 ? 1 : 2);
+      const size_t tile = uk.tile * uk.max_oc_blocks / nob;
+      const size_t tile_min = uk.tile_min * uk.max_oc_blocks / nob;
       // Runs [a, b) whose taps [kh_lo, kh_hi) x [kw_lo, kw_hi) all land in the input, or in
       // the padded copy.
       auto run = [&](size_t a, size_t b, size_t kh_lo, size_t kh_hi, size_t kw_lo, size_t kw_hi) {
