@@ -173,11 +173,35 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // (16 + 8) tile) rather than alone (24 columns x 8 channels: one ymm FMA per broadcast,
   // load-bound). bench_conv --blocked, 1 thread, in pairs: 240 -> 40 at 28x28 0.174 -> 0.152 ms,
   // 120 -> 40 0.088 -> 0.077 ms, 24 -> 72 at 56x56 0.135 -> 0.127 ms.
-  const size_t mob =
-      rows == 1 && uk.pointwise_oc_blocks != 0 ? uk.pointwise_oc_blocks : uk.max_oc_blocks;
-  const bool lead = mob > 1 && mb_n % mob == 1 && mb_n > 1 && p.m % c != 0 && p.m % c <= c / 2;
-  const size_t first = lead ? 1 : mob;
-  const size_t pairs = 1 + (mb_n - std::min(first, mb_n) + mob - 1) / mob;
+  auto first_of = [&](size_t g) {
+    const bool lead = g > 1 && mb_n % g == 1 && mb_n > 1 && p.m % c != 0 && p.m % c <= c / 2;
+    return lead ? size_t{1} : g;
+  };
+  auto groups_of = [&](size_t g) { return 1 + (mb_n - std::min(first_of(g), mb_n) + g - 1) / g; };
+  // The taller groups of a 1x1 over pixels, unless they leave the threads more uneven work: a
+  // 7x7 map is one chunk per group, and 160 -> 960 splits as 8 + 7 groups of 4 on 2 threads
+  // against 15 + 15 pairs.
+  const size_t threads = ThreadCount(o.pool);
+  size_t mob = uk.max_oc_blocks;
+  if (rows == 1 && uk.pointwise_oc_blocks > mob) {
+    auto busiest = [&](size_t g) {  // output blocks x chunks of the busiest thread
+      const size_t first = first_of(g), groups = groups_of(g), items = p.n * groups * chunks;
+      size_t most = 0;
+      for (size_t t = 0; t < threads; ++t) {
+        size_t blocks = 0;
+        for (size_t i = items * t / threads; i < items * (t + 1) / threads; ++i) {
+          const size_t group = i / chunks % groups;
+          const size_t start = group == 0 ? 0 : first + (group - 1) * g;
+          blocks += std::min(group == 0 ? first : g, mb_n - start);
+        }
+        most = std::max(most, blocks);
+      }
+      return most;
+    };
+    if (busiest(uk.pointwise_oc_blocks) <= busiest(mob)) mob = uk.pointwise_oc_blocks;
+  }
+  const size_t first = first_of(mob);
+  const size_t pairs = groups_of(mob);
   auto pair_start = [&](size_t pair) { return pair == 0 ? 0 : first + (pair - 1) * mob; };
   const size_t items = p.n * pairs * rows * chunks;
   const Clamp clamp = ClampOf(o.epilogue);
@@ -209,7 +233,6 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // ms, MobileNetV2 5.43 -> 5.28 ms. Larger pairs (1152 input channels) stream well enough on
   // their own and lost a little.
   const bool prefetch_next = base.w_ob_stride * mob * sizeof(float) <= (128u << 10);
-  const size_t threads = ThreadCount(o.pool);
   ParallelFor(o.pool, threads, [&](size_t t) {
     float bias_tail[64];  // bias of the blocks of a call (up to 4 x 16) past M, zero-padded
     for (size_t item = items * t / threads; item < items * (t + 1) / threads; ++item) {
