@@ -8,6 +8,7 @@
 #include "passes/fuse_conv_activation.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/infer_shapes.h"
+#include "passes/pool_before_conv1x1.h"
 #include "passes/recognize_activations.h"
 #include "passes/simplify_algebra.h"
 #include "passes/simplify_channel_shuffle.h"
@@ -32,6 +33,7 @@ constexpr PassEntry kPasses[] = {
     {"fuse_conv_activation", CreateFuseConvActivationPass},
     {"fuse_elementwise", CreateFuseElementwisePass},
     {"simplify_channel_shuffle", CreateSimplifyChannelShufflePass},
+    {"pool_before_conv1x1", CreatePoolBeforeConv1x1Pass},
     {"infer_shapes", CreateInferShapesPass},
 };
 
@@ -68,6 +70,9 @@ std::vector<std::unique_ptr<Pass>> BuildPipeline(int opt_level) {
   // -O2. After simplification: Identity/Dropout between Conv and BatchNormalization are gone
   // and weights computed by constant subgraphs are constants now.
   p.push_back(CreateFoldBatchNormPass());
+  // After fold_batchnorm (a BN after the conv is in its weights, so the conv reads straight into
+  // the pool) and before fuse_conv_activation: DenseNet's transitions pool before their 1x1s.
+  p.push_back(CreatePoolBeforeConv1x1Pass());
   // After fold_batchnorm (BN gone, so the activation reads the Conv directly) and before
   // fuse_conv_activation: Sigmoid+Mul, HardSigmoid+Mul and erf GELU become the one-node
   // activations that fuse_conv_activation absorbs. After simplification: Identity and Cast
