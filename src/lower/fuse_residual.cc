@@ -42,7 +42,8 @@ bool StaticFloatDims(const ValueInfo& v) {
   return true;
 }
 
-// Drops the values marked in `dead` and renumbers the rest everywhere they are named.
+}  // namespace
+
 void DropValues(Module& m, const std::vector<bool>& dead) {
   std::vector<int32_t> new_id(m.values.size(), -1);
   std::vector<ValueInfo> kept;
@@ -64,8 +65,6 @@ void DropValues(Module& m, const std::vector<bool>& dead) {
     remap(s.outputs);
   }
 }
-
-}  // namespace
 
 bool ResidualFusionEnabled() {
   const char* env = std::getenv("KILN_FUSE_RESIDUAL");

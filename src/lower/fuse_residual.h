@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "runtime/module.h"
 #include "support/status.h"
@@ -29,5 +30,9 @@ bool ResidualFusionEnabled();
 
 // Rewrites `module` in place; returns how many adds were folded.
 Expected<size_t> FuseResidualAdds(runtime::Module& module);
+
+// Drops the values marked in `dead` (one flag per value) and renumbers the rest everywhere they
+// are named; shared by the fusions that remove a step's output.
+void DropValues(runtime::Module& module, const std::vector<bool>& dead);
 
 }  // namespace kiln::lower

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/printer.h"
+#include "lower/fuse_bn_pool.h"
 #include "lower/fuse_residual.h"
 #include "lower/layout.h"
 #include "lower/native.h"
@@ -186,6 +187,12 @@ class Lowerer final : public LowerContext {
     if (options_.native && ResidualFusionEnabled()) {
       const size_t before = module_.steps.size();
       KILN_RETURN_IF_ERROR(FuseResidualAdds(module_).status());
+      if (report) report->native_steps -= before - module_.steps.size();
+    }
+    // DenseNet's transitions: BN -> ReLU -> 2x2 average pool in one pass.
+    if (options_.native && BnPoolFusionEnabled()) {
+      const size_t before = module_.steps.size();
+      KILN_RETURN_IF_ERROR(FuseBatchNormPool(module_).status());
       if (report) report->native_steps -= before - module_.steps.size();
     }
     weights_.Finish(module_);
