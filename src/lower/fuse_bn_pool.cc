@@ -85,12 +85,7 @@ Expected<size_t> FuseBatchNormPool(Module& m) {
     ++folded;
   }
   if (folded == 0) return folded;
-  std::vector<Step> steps;
-  steps.reserve(m.steps.size());
-  for (size_t s = 0; s < m.steps.size(); ++s)
-    if (!dead_step[s]) steps.push_back(std::move(m.steps[s]));
-  m.steps = std::move(steps);
-  DropValues(m, dead_value);
+  DropStepsAndValues(m, dead_step, dead_value);
   return folded;
 }
 

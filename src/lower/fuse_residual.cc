@@ -44,7 +44,13 @@ bool StaticFloatDims(const ValueInfo& v) {
 
 }  // namespace
 
-void DropValues(Module& m, const std::vector<bool>& dead) {
+void DropStepsAndValues(Module& m, const std::vector<bool>& dead_step,
+                        const std::vector<bool>& dead) {
+  std::vector<Step> steps;
+  steps.reserve(m.steps.size());
+  for (size_t s = 0; s < m.steps.size(); ++s)
+    if (!dead_step[s]) steps.push_back(std::move(m.steps[s]));
+  m.steps = std::move(steps);
   std::vector<int32_t> new_id(m.values.size(), -1);
   std::vector<ValueInfo> kept;
   kept.reserve(m.values.size());
@@ -140,12 +146,7 @@ Expected<size_t> FuseResidualAdds(Module& m) {
     }
   }
   if (folded == 0) return folded;
-  std::vector<Step> steps;
-  steps.reserve(m.steps.size());
-  for (size_t s = 0; s < m.steps.size(); ++s)
-    if (!dead_step[s]) steps.push_back(std::move(m.steps[s]));
-  m.steps = std::move(steps);
-  DropValues(m, dead_value);
+  DropStepsAndValues(m, dead_step, dead_value);
   return folded;
 }
 

@@ -31,8 +31,10 @@ bool ResidualFusionEnabled();
 // Rewrites `module` in place; returns how many adds were folded.
 Expected<size_t> FuseResidualAdds(runtime::Module& module);
 
-// Drops the values marked in `dead` (one flag per value) and renumbers the rest everywhere they
-// are named; shared by the fusions that remove a step's output.
-void DropValues(runtime::Module& module, const std::vector<bool>& dead);
+// Drops the steps marked in `dead_step` (one flag per step, order kept) and the values marked in
+// `dead_value` (one flag per value), renumbering the remaining values everywhere they are named;
+// shared by the fusions that fold a step and its output into another step.
+void DropStepsAndValues(runtime::Module& module, const std::vector<bool>& dead_step,
+                        const std::vector<bool>& dead_value);
 
 }  // namespace kiln::lower
