@@ -166,6 +166,13 @@ std::vector<ConvParams> Shapes() {
       P(1, 3, 30, 70, 16, 7, 7, 2, 3),
       P(1, 3, 9, 64, 8, 3, 3, 2, 1),
       P(1, 3, 11, 34, 12, 3, 3, 2, 1),
+      // Rows that round up to whole vectors within the pitch run row by row (f32_gconv's row
+      // mode): 48 columns (whole tiles at 16 and 8 lanes), 45 (a cut last vector, 7x7 s2),
+      // 60 (a tile of two vectors, the second cut, 5x5 s1), and grouped with 44 columns.
+      P(1, 3, 10, 96, 16, 3, 3, 2, 1),
+      P(1, 3, 21, 90, 24, 7, 7, 2, 3),
+      P(1, 3, 7, 60, 12, 5, 5, 1, 2),
+      P(1, 8, 5, 44, 12, 5, 5, 1, 2, 1, 2),
       // Outputs wider than 32 with few output channels clip the window in place instead (runs
       // of columns with the same taps; rows and columns that miss the input; a padded 1x1),
       // and with many output channels copy again.
