@@ -252,6 +252,29 @@ TEST(DwConv, BlockedChannels) {
   EXPECT_FALSE(DwConvSupported(p));
 }
 
+// The blocked row kernels run a row as balanced groups of pixels, the groups whose windows cross
+// a row end skipping the columns outside it: rows of every group count (7, 14, 40, 113 wide),
+// no padding, padding on one side only, more padding than one group's pixels, and more output
+// rows than one call takes (70 rows: calls of up to 62).
+TEST(DwConv, BlockedRowGroupsAndPads) {
+  std::mt19937 rng(kSeed + 6);
+  for (size_t cb : {8, 16}) {
+    for (size_t k : {3, 5}) {
+      for (size_t s : {1, 2}) {
+        for (size_t w : {7, 14, 40, 113}) {
+          const size_t pads[4][2] = {{0, 0}, {k / 2, k / 2}, {k - 1, 0}, {1, k - 1}};
+          for (const auto& pad : pads) {
+            const size_t h = w == 40 ? 70 : 6;
+            DwConvParams p = Make(24, h, w, k, s, pad[0], pad[0], pad[1], pad[1]);
+            p.channel_block = cb;
+            if (!Check(p, true, Activation::kRelu, rng, {1, 2})) return;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(DwConv, UnsupportedAndBadArguments) {
   DwConvParams p = Make(2, 5, 5, 3, 1, 1, 1, 1, 1);
   p.dilation_h = 2;

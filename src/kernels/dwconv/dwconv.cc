@@ -53,10 +53,9 @@ constexpr size_t kMaxRowPointers = 2 * kMaxWindow;
 // NCHWc copies one block's weights onto the stack.
 constexpr size_t kMaxBlockedWindow = 7;
 constexpr size_t kMaxBlock = 16;
-// A blocked plane whose padded copy fits this many floats (24 KB: a 14x14 map with its border,
-// 16 channels) is convolved from that copy: every output pixel then has its whole window, so a
-// row of 7 or 14 runs as whole register groups instead of border pixels tap by tap.
-constexpr size_t kPaddedPlaneFloats = 6144;
+// Row pointers of one NCHWc microkernel call (its output rows' windows, overlapping): the
+// weights are loaded once per call, and a 7x7 or 14x14 plane goes in one call.
+constexpr size_t kMaxBlockedRowPointers = 64;
 
 // The channel-blocked row kernel for block width cb within `cap`.
 F32DwConvRowCFn SelectRowC(size_t cb, IsaLevel cap) {
@@ -167,11 +166,7 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
   if (cb > 1) {
     const F32DwConvRowCFn fn = SelectRowC(cb, cap);
     const size_t blocks = (p.c + cb - 1) / cb;
-    const size_t ph = p.h + p.pad_top + p.pad_bottom, pw = p.w + p.pad_left + p.pad_right;
-    // Stride 1 only: at stride 2 a 14x14 map has one border pixel per row (the copy of its four
-    // times larger input costs more: 576 at 14x14, 24 against 28 GFLOP/s).
-    const bool padded_copy =
-        bands == 1 && p.stride_w == 1 && ph * pw * cb <= kPaddedPlaneFloats;
+    const size_t chunk = (kMaxBlockedRowPointers - p.kh) / p.stride_h + 1;
     auto task = [&](size_t t) {
       const size_t plane = t / bands, band = t % bands;
       const size_t c0 = plane % blocks * cb;
@@ -181,7 +176,7 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
       const size_t taps = p.kh * p.kw;
       for (size_t l = 0; l < cb; ++l) bb[l] = c0 + l < p.c && bias ? bias[c0 + l] : 0.0f;
       const float* xp = x + plane * p.h * p.w * cb;
-      const float* rows[kMaxBlockedWindow];
+      const float* rows[kMaxBlockedRowPointers];
       F32DwConvRowC args{};
       args.kh = p.kh;
       args.kw = p.kw;
@@ -190,46 +185,23 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
       args.in_w = p.w;
       args.out_w = ow;
       args.pad_left = p.pad_left;
+      args.row_step = p.stride_h;
       args.rows = rows;
       args.w = w + c0 * taps;
       args.bias = bb;
       args.min = lo;
       args.max = hi;
-      alignas(64) float padded[kPaddedPlaneFloats];
-      if (padded_copy) {
-        // The plane inside a zero border; the rows below then never reach past it.
-        const size_t row = pw * cb;
-        std::fill(padded, padded + p.pad_top * row, 0.0f);
-        for (size_t iy = 0; iy < p.h; ++iy) {
-          float* dst = padded + (p.pad_top + iy) * row;
-          std::fill(dst, dst + p.pad_left * cb, 0.0f);
-          std::copy(xp + iy * p.w * cb, xp + (iy + 1) * p.w * cb, dst + p.pad_left * cb);
-          std::fill(dst + (p.pad_left + p.w) * cb, dst + row, 0.0f);
-        }
-        std::fill(padded + (p.pad_top + p.h) * row, padded + ph * row, 0.0f);
-        // All the band's rows in one call: the weights are loaded once per plane.
-        const float* padded_rows[kPaddedPlaneFloats / 8];  // rows hold pw * cb >= 8 floats
-        for (size_t j = 0; j < ph; ++j) padded_rows[j] = padded + j * row;
-        args.in_w = pw;
-        args.pad_left = 0;
-        args.rows = padded_rows + oy0 * p.stride_h;
-        args.row_step = p.stride_h;
-        args.count = oy1 - oy0;
-        args.out = y + (plane * oh + oy0) * ow * cb;
-        fn(&args);
-        if (act) act(args.count * ow * cb, args.out, args.out, nullptr);
-        return;
-      }
-      args.count = 1;
-      for (size_t oy = oy0; oy < oy1; ++oy) {
-        for (size_t ky = 0; ky < p.kh; ++ky) {
-          const size_t iy = oy * p.stride_h + ky;
-          rows[ky] =
-              iy >= p.pad_top && iy - p.pad_top < p.h ? xp + (iy - p.pad_top) * p.w * cb : nullptr;
+      for (size_t oy = oy0; oy < oy1; oy += chunk) {
+        args.count = std::min(chunk, oy1 - oy);
+        const size_t n_rows = (args.count - 1) * p.stride_h + p.kh;
+        for (size_t r = 0; r < n_rows; ++r) {
+          const size_t iy = oy * p.stride_h + r;  // the input row plus pad_top
+          rows[r] = iy >= p.pad_top && iy - p.pad_top < p.h ? xp + (iy - p.pad_top) * p.w * cb
+                                                             : nullptr;
         }
         args.out = y + (plane * oh + oy) * ow * cb;
         fn(&args);
-        if (act) act(ow * cb, args.out, args.out, nullptr);
+        if (act) act(args.count * ow * cb, args.out, args.out, nullptr);
       }
     };
     ParallelFor(threads > 1 ? pool : nullptr, tasks, task);

@@ -2,29 +2,135 @@
 // once over the vector traits V of an ISA file (see f32_hot_impl.h for V's contract). Included
 // only by the files in ukernels/<isa>/ after they define V; internal linkage, one copy per ISA.
 //
-// Each output pixel is a vector of channels, so every window tap is one load and one FMA. What
-// decides the speed is how many independent FMA chains run at once (an FMA waits 4 cycles for
-// its accumulator): interior pixels go in groups of 8 (AVX-512) or 4 (AVX2) with the 3x3
-// window's nine weight vectors held in registers; pixels left over, and those whose window
-// crosses a row end, run with one accumulator per window row and a zero vector for the taps
-// outside the row.
-// A 7-wide row used to spend most of its time in those single-chain pixels.
+// Each output pixel is a vector of channels, so every window tap is one FMA. What decides the
+// speed is how many independent FMA chains run at once (an FMA waits 4 cycles for its
+// accumulator) and how many loads each FMA needs (Zen 4 loads one zmm a cycle, the same rate as
+// its FMAs). The common shapes (3x3 and 5x5, stride 1 and 2, one vector per block) run
+// DwRowSlide: a row's pixels go in balanced groups of up to 8 (AVX-512) or 4 (AVX2), one chain
+// each, and each input column a group touches is loaded once per window row and feeds every tap
+// that reads it (3x3 stride 1: 10 loads for 24 FMAs, where one load per tap made the loads the
+// bound). A group whose windows cross a row end skips the columns outside the row, one branch
+// per column, so border pixels run in groups like the others. Other windows and strides run
+// DwRowC: groups of interior pixels with a load per tap, border pixels one by one.
 #pragma once
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/ukernels/f32_dwconv.h"
 
 namespace kiln::ukernels {
 namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
 
-// Calls f(integral_constant<N>) for the N == n in [2, kMax].
+// Calls f(integral_constant<N>) for the N == n in [1, kMax].
 template <size_t kMax, class F>
-inline void GroupOf(size_t n, const F& f) {
-  if constexpr (kMax >= 2) {
+__attribute__((always_inline)) inline void GroupOf(size_t n, const F& f) {
+  if constexpr (kMax >= 1) {
     if (n == kMax) return f(std::integral_constant<size_t, kMax>{});
     GroupOf<kMax - 1>(n, f);
+  }
+}
+
+// Calls f(integral_constant<I>) for I = 0, 1, ..., N - 1: loops whose indices must be constants
+// (accumulator and weight registers are picked by them).
+// GCC otherwise keeps some of the nested lambdas below as calls, and the accumulators in memory.
+#define KILN_DW_INLINE __attribute__((always_inline))
+
+template <class F, size_t... I>
+KILN_DW_INLINE inline void UnrollSeq(const F& f, std::index_sequence<I...>) {
+  (f(std::integral_constant<size_t, I>{}), ...);
+}
+template <size_t N, class F>
+KILN_DW_INLINE inline void Unroll(const F& f) {
+  UnrollSeq(f, std::make_index_sequence<N>{});
+}
+
+// K x K window, stride S, one vector of W channels per block (a->cb == W).
+template <class V, size_t K, size_t S>
+inline void DwRowSlide(const F32DwConvRowC* a) {
+  using T = typename V::T;
+  constexpr size_t W = V::kWidth;
+  // Registers: AVX-512 has 32 (8 accumulators + 9 weights + a column), AVX2 16 (4 + 9 + 1).
+  constexpr size_t kGroup = W >= 16 ? 8 : 4;
+  const size_t in_w = a->in_w, out_w = a->out_w, pl = a->pad_left;
+  // Pixels [lo, hi) read only real columns.
+  size_t lo = (pl + S - 1) / S;
+  size_t hi = in_w + pl >= K ? (in_w + pl - K) / S + 1 : 0;
+  if (hi > out_w) hi = out_w;
+  if (lo > hi) lo = hi;
+  // Balanced groups: a row of 14 runs as 7 + 7, not 8 + 6; a row of 7 as one group.
+  const size_t groups = (out_w + kGroup - 1) / kGroup;
+  const size_t base = out_w / groups, longer = out_w % groups;
+  const T vmin = V::Set(a->min), vmax = V::Set(a->max);
+  const float* w = a->w;
+  const T vb = V::Load(a->bias);
+  // 3x3: all nine weights stay in registers; 5x5: a window row's five, loaded per row.
+  T held[K == 3 ? 9 : 1];
+  if constexpr (K == 3) {
+    for (size_t t = 0; t < 9; ++t) held[t] = V::Load(w + t * W);
+  }
+  for (size_t r = 0; r < a->count; ++r) {
+    const float* const* rows = a->rows + r * a->row_step;
+    float* out = a->out + r * out_w * W;
+    // N pixels from ox on. Column c of the group (input column ox * S + c - pl) feeds pixel
+    // (c - kx) / S through tap kx wherever that divides; kEdge: some columns lie outside the
+    // row (they read as zero: skipped). A null row is a padding row.
+    auto group = [&](auto n_tag, auto edge_tag, size_t ox) KILN_DW_INLINE {
+      constexpr size_t N = decltype(n_tag)::value;
+      constexpr bool kEdge = decltype(edge_tag)::value;
+      T acc[N];
+      for (size_t i = 0; i < N; ++i) acc[i] = vb;
+      const size_t first = ox * S;  // the group's first input column, plus pl
+      Unroll<K>([&](auto ky_tag) KILN_DW_INLINE {
+        constexpr size_t ky = decltype(ky_tag)::value;
+        const float* row = rows[ky];
+        if (!row) return;
+        T wr[K];
+        Unroll<K>([&](auto kx_tag) KILN_DW_INLINE {
+          constexpr size_t kx = decltype(kx_tag)::value;
+          if constexpr (K == 3) {
+            wr[kx] = held[ky * 3 + kx];
+          } else {
+            wr[kx] = V::Load(w + (ky * K + kx) * W);
+          }
+        });
+        Unroll<(N - 1) * S + K>([&](auto c_tag) KILN_DW_INLINE {
+          constexpr size_t c = decltype(c_tag)::value;
+          T v;
+          if constexpr (kEdge) {
+            if (first + c < pl || first + c - pl >= in_w) return;
+            v = V::Load(row + (first + c - pl) * W);
+          } else {
+            v = V::Load(row + (first - pl + c) * W);  // first >= pl: an interior group
+            // Keeps v in a register: GCC otherwise folds the load into each FMA that uses it,
+            // back to one load per tap (an edge group's branch happens to prevent that).
+            asm("" : "+v"(v));
+          }
+          Unroll<K>([&](auto kx_tag) KILN_DW_INLINE {
+            constexpr size_t kx = decltype(kx_tag)::value;
+            if constexpr (c >= kx && (c - kx) % S == 0 && (c - kx) / S < N) {
+              acc[(c - kx) / S] = V::Fma(wr[kx], v, acc[(c - kx) / S]);
+            }
+          });
+        });
+      });
+      for (size_t i = 0; i < N; ++i) {
+        V::Store(out + (ox + i) * W, V::Min(V::Max(acc[i], vmin), vmax));
+      }
+    };
+    size_t ox = 0;
+    for (size_t q = 0; q < groups; ++q) {
+      const size_t n = base + (q < longer ? 1 : 0);
+      GroupOf<kGroup>(n, [&](auto n_tag) KILN_DW_INLINE {
+        if (ox >= lo && ox + n <= hi) {
+          group(n_tag, std::false_type{}, ox);
+        } else {
+          group(n_tag, std::true_type{}, ox);
+        }
+      });
+      ox += n;
+    }
   }
 }
 
@@ -128,13 +234,13 @@ inline void DwRowC(const F32DwConvRowC* a) {
     constexpr size_t W = V::kWidth;                                                  \
     const bool one_vector = a->cb == W;                                              \
     if (a->kh == 3 && a->kw == 3 && one_vector && a->stride == 1)                    \
-      return DwRowC<V, 3, 1, W>(a);                                                  \
+      return DwRowSlide<V, 3, 1>(a);                                                 \
     if (a->kh == 3 && a->kw == 3 && one_vector && a->stride == 2)                    \
-      return DwRowC<V, 3, 2, W>(a);                                                  \
+      return DwRowSlide<V, 3, 2>(a);                                                 \
     if (a->kh == 5 && a->kw == 5 && one_vector && a->stride == 1)                    \
-      return DwRowC<V, 5, 1, W>(a);                                                  \
+      return DwRowSlide<V, 5, 1>(a);                                                 \
     if (a->kh == 5 && a->kw == 5 && one_vector && a->stride == 2)                    \
-      return DwRowC<V, 5, 2, W>(a);                                                  \
+      return DwRowSlide<V, 5, 2>(a);                                                 \
     if (a->kh == 3 && a->kw == 3) return DwRowC<V, 3, 0, 0>(a);                      \
     if (a->kh == 5 && a->kw == 5) return DwRowC<V, 5, 0, 0>(a);                      \
     DwRowC<V, 0, 0, 0>(a);                                                           \
