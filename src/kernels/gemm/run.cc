@@ -1,0 +1,375 @@
+// The GEMM driver: blocking, packing, the split over threads and the loops over microkernel tiles
+// of one Problem (problem.h). The entry points that set a Problem up are in gemm.cc.
+#include <algorithm>
+#include <cstdlib>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "kernels/gemm/driver.h"
+#include "kernels/gemm/pack.h"
+#include "kernels/gemm/problem.h"
+
+namespace kiln::gemm {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t DivUp(size_t a, size_t b) { return (a + b - 1) / b; }
+size_t RoundUp(size_t a, size_t b) { return DivUp(a, b) * b; }
+
+// Packing buffers grow per thread and are kept, so steady-state calls do not allocate.
+struct Workspace {
+  float* data = nullptr;
+  size_t floats = 0;
+  ~Workspace() { std::free(data); }
+  float* Get(size_t n) {
+    if (n > floats) {
+      std::free(data);
+      data = static_cast<float*>(std::aligned_alloc(kAlign, RoundUp(n * sizeof(float), kAlign)));
+      if (!data) throw std::bad_alloc();
+      floats = n;
+    }
+    return data;
+  }
+};
+
+Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool c_trans,
+                        Blocking want) {
+  const CpuInfo& cpu = GetCpuInfo();
+  Blocking b;
+  // KC: long K blocks amortize loading and storing the C tile once per block (costly when C's
+  // rows are 4 KiB apart and share an L1 set). Measured on Zen 4 (1 MiB L2), a B micro-panel of
+  // L2 / 16 streaming from L2 while the A panel stays in L1 was best: 14x32 at KC = 512 beat
+  // 128/256/384 by 3-15% (768 and 1024: no better); 6x16 at KC = 1024 beat 512 by 9% at 1024^3.
+  size_t kc = want.kc ? want.kc : std::clamp<size_t>(cpu.l2_bytes / 16 / (uk.nr * 4), 64, 1024);
+  // The transposed product pays more per K block (the tile's transposed store, and load of C
+  // after the first): 1.5x longer blocks. 64x3136x576 and 128x784x1152 ran 5-10% faster with
+  // K = 576 blocks than with 288 and 384.
+  if (c_trans && !want.kc) kc = kc * 3 / 2;
+  // Up to twice the usual length, all of K goes in one block, so that each C tile is stored once
+  // instead of loaded and stored again per K block (C of 1024^3 is 4 MiB, reloaded from L3).
+  // Measured, 1 thread: 1024^3 at KC = 1024 ran 2% faster than at 512 (105.7 -> 108.2 GFLOP/s,
+  // three alternating runs), 3072x128x768 4-6% faster at 768 than at 384 + 384. The transposed
+  // product (its KC already 1.5x) does so only when all of B (K x N) fits in half of L2.
+  if (!want.kc && k <= 2 * kc &&
+      (!c_trans || k * RoundUp(n, uk.nr) * sizeof(float) <= cpu.l2_bytes / 2)) {
+    kc = k;
+  }
+  // Equal-sized K blocks: 300 becomes 150 + 150, not 256 + 44.
+  b.kc = DivUp(k, DivUp(k, kc));
+  // MC: the packed A block (MC x KC) takes about half of L2.
+  size_t mc = want.mc ? want.mc : cpu.l2_bytes / 2 / (b.kc * 4);
+  mc = std::max(uk.mr, mc / uk.mr * uk.mr);
+  b.mc = RoundUp(DivUp(m, DivUp(m, mc)), uk.mr);
+  // NC: the packed B block (KC x NC) takes a share of L3.
+  size_t nc = want.nc ? want.nc : cpu.l3_bytes / 4 / (b.kc * 4);
+  nc = std::max(uk.nr, nc / uk.nr * uk.nr);
+  b.nc = RoundUp(DivUp(n, DivUp(n, nc)), uk.nr);
+  return b;
+}
+
+// Runs one tile (MR x NR or a smaller edge) and the epilogue the microkernel applies (bias,
+// clamp); the driver applies pb.act over several tiles at once (ActRegion). first_use: the tile
+// reads its A panel for the first time in this call (the microkernel may prefetch a prepacked
+// one, which may still be in memory; later uses find it in L2).
+void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const float* bp,
+             size_t ldb, size_t i, size_t j, bool first_k, bool last_k, bool first_use) {
+  const GemmUkernel& uk = *pb.uk;
+  const size_t mr = std::min(uk.mr, pb.m - i), nr = std::min(uk.nr, pb.n - j);
+  float* c = pb.c_trans ? pb.c + j * pb.ldc + i : pb.c + i * pb.ldc + j;
+  ukernels::F32GemmTileParams params{};
+  params.trans_c = pb.c_trans ? 1 : 0;
+  params.a_stride = a_k;
+  params.a_rows = pb.rows_a ? pb.a.rs : 0;
+  params.prefetch_a = pb.a.packed && first_use ? 1 : 0;
+  params.load_c = (!first_k || pb.accumulate) ? 1 : 0;
+  params.min = last_k ? pb.min : -kInf;
+  params.max = last_k ? pb.max : kInf;
+  params.bias_m = last_k && pb.bias_m ? pb.bias_m + i : nullptr;
+  params.bias_n = last_k && pb.bias_n ? pb.bias_n + j : nullptr;
+  uk.gemm(mr, nr, kc, ap, bp, ldb, c, pb.ldc, &params);
+}
+
+// pb.act over C(i, j) for i in [i0, i1), j in [j0, j1), one call per row of the real C.
+void ActRegion(const Problem& pb, size_t i0, size_t i1, size_t j0, size_t j1) {
+  if (pb.c_trans) {
+    for (size_t j = j0; j < j1; ++j) {
+      float* c = pb.c + j * pb.ldc + i0;
+      pb.act(i1 - i0, c, c, nullptr);
+    }
+  } else {
+    for (size_t i = i0; i < i1; ++i) {
+      float* c = pb.c + i * pb.ldc + j0;
+      pb.act(j1 - j0, c, c, nullptr);
+    }
+  }
+}
+
+// The activation runs over spans of about this many floats of a row of C (8 AVX-512 vectors),
+// over regions of at most kActRegion floats (32 KiB: still in L1 from the tiles' stores).
+// Calling it per row of each tile cost more than the activation itself: rows of 14 floats in
+// the transposed product (one masked vector a call, right after the tile's masked stores).
+constexpr size_t kActSpan = 128, kActRegion = 8192;
+
+// B[k0.., j0 : j0 + cols] (src points at (k0, j0)) into NR-column panels. A transposed B (its
+// columns contiguous, as A^T is in the transposed product) goes through the ISA's transposing
+// A packer: a panel of NR columns of B^T is a panel of NR rows.
+void PackB(const Problem& pb, const float* src, size_t kc, size_t cols, float* dst) {
+  const size_t nr = pb.uk->nr;
+  if (pb.b.rs == 1 && pb.b.cs != 1 && pb.uk->pack_a) {
+    for (size_t j = 0; j < cols; j += nr) {
+      pb.uk->pack_a(std::min(nr, cols - j), kc, src + j * pb.b.cs, pb.b.cs, nr, dst + j * kc);
+    }
+    return;
+  }
+  PackBPanels(src, pb.b.rs, pb.b.cs, kc, cols, nr, dst, kc * nr);
+}
+
+// C[m0:m1, n0:n1]; m0 (n0) is a multiple of MR (NR) when A (B) is prepacked.
+// Loop order as in BLIS: N blocks (L3), K blocks, M blocks (L2), then NR panels and MR panels.
+void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
+  const size_t mr = pb.uk->mr, nr = pb.uk->nr;
+  // With a single M block every B panel is used once, right away: pack it just before use (it is
+  // still in L1/L2 when the microkernel reads it) rather than writing the whole block out.
+  // (Reading plain B in place through the microkernel's ldb was measured too: 10-20% slower on
+  // 64x3136x576 and 128x784x1152, its rows being pages apart and in few L1 sets.)
+  // With a single row of tiles (M <= MR) nothing is reused at all: plain B is read in place.
+  const bool direct_b = !pb.b.packed && m1 - m0 <= mr && pb.b.cs == 1;
+  const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
+  thread_local Workspace a_ws, b_ws;
+  float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
+  float* b_buf = pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
+  for (size_t jc = n0; jc < n1; jc += pb.nc) {
+    const size_t nc = std::min(pb.nc, n1 - jc);
+    for (size_t pc = 0; pc < pb.k; pc += pb.kc) {
+      const size_t kc = std::min(pb.kc, pb.k - pc);
+      const bool first_k = pc == 0, last_k = pc + kc == pb.k;
+      const float* b_panels = b_buf;
+      size_t b_stride = kc * nr;
+      if (pb.b.packed) {
+        b_panels = pb.b.packed + jc / nr * (pb.k * nr) + pc * nr;
+        b_stride = pb.k * nr;
+      } else if (!lazy_b && !direct_b) {
+        PackB(pb, pb.b.p + pc * pb.b.rs + jc * pb.b.cs, kc, nc, b_buf);
+      }
+      for (size_t ic = m0; ic < m1; ic += pb.mc) {
+        const size_t mc = std::min(pb.mc, m1 - ic);
+        const float* a_panels = a_buf;
+        size_t a_stride = kc * mr, a_k = 0;
+        if (pb.a.packed) {
+          a_panels = pb.a.packed + ic / mr * (pb.k * mr) + pc * mr;
+          a_stride = pb.k * mr;
+        } else if (pb.in_place_a) {
+          a_panels = pb.a.p + ic + pc * pb.a.cs;
+          a_stride = mr;
+          a_k = pb.a.cs;
+        } else if (pb.rows_a) {
+          a_panels = pb.a.p + ic * pb.a.rs + pc;
+          a_stride = mr * pb.a.rs;
+        } else {
+          const float* src = pb.a.p + ic * pb.a.rs + pc * pb.a.cs;
+          if (pb.uk->pack_a && pb.a.cs == 1) {
+            for (size_t i = 0; i < mc; i += mr) {
+              pb.uk->pack_a(std::min(mr, mc - i), kc, src + i * pb.a.rs, pb.a.rs, mr,
+                            a_buf + i / mr * kc * mr);
+            }
+          } else {
+            PackAPanels(src, pb.a.rs, pb.a.cs, mc, kc, mr, a_buf, kc * mr);
+          }
+        }
+        // With an activation, tiles go in groups whose rows of C are kActSpan long: along M in
+        // the transposed product (C's rows are its columns), along N otherwise. Without one
+        // the groups change nothing.
+        const bool act = last_k && pb.act;
+        const size_t i_group = act && pb.c_trans ? std::max<size_t>(1, kActSpan / mr) * mr : mc;
+        const size_t j_group =
+            act && !pb.c_trans ? std::max<size_t>(1, std::min(kActSpan, kActRegion / mc) / nr) * nr
+                               : nc;
+        for (size_t jg = 0; jg < nc; jg += j_group) {
+          const size_t jg_end = std::min(nc, jg + j_group);
+          for (size_t jr = jg; jr < jg_end; jr += nr) {
+            const float* bp;
+            size_t ldb = nr;
+            if (direct_b) {
+              bp = pb.b.p + pc * pb.b.rs + jc + jr;
+              ldb = pb.b.rs;
+            } else if (lazy_b) {
+              const size_t j = jc + jr;
+              PackB(pb, pb.b.p + pc * pb.b.rs + j * pb.b.cs, kc, std::min(nr, n1 - j), b_buf);
+              bp = b_buf;
+            } else {
+              bp = b_panels + jr / nr * b_stride;
+            }
+            for (size_t ig = 0; ig < mc; ig += i_group) {
+              const size_t ig_end = std::min(mc, ig + i_group);
+              for (size_t ir = ig; ir < ig_end; ir += mr) {
+                RunTile(pb, kc, a_panels + ir / mr * a_stride, a_k, bp, ldb, ic + ir, jc + jr,
+                        first_k, last_k, jc == n0 && jr == 0);
+              }
+              if (act && pb.c_trans) {
+                ActRegion(pb, ic + ig, ic + ig_end, jc + jr, jc + std::min(jr + nr, nc));
+              }
+            }
+          }
+          if (act && !pb.c_trans) ActRegion(pb, ic, ic + mc, jc + jg, jc + jg_end);
+        }
+      }
+    }
+  }
+}
+
+// K == 0: C = act(op(C) + bias), no microkernel involved.
+void RunEmptyK(const Problem& pb) {
+  const size_t rs = pb.c_trans ? 1 : pb.ldc, cs = pb.c_trans ? pb.ldc : 1;
+  for (size_t i = 0; i < pb.m; ++i) {
+    float* c = pb.c + i * rs;
+    for (size_t j = 0; j < pb.n; ++j) {
+      float v = pb.accumulate ? c[j * cs] : 0.0f;
+      if (pb.bias_m) v += pb.bias_m[i];
+      if (pb.bias_n) v += pb.bias_n[j];
+      c[j * cs] = std::min(std::max(v, pb.min), pb.max);
+      if (pb.act) pb.act(1, c + j * cs, c + j * cs, nullptr);
+    }
+  }
+}
+
+// N == 1 with plain A and contiguous x: a matrix-vector product, rows split over the threads.
+// Packing A would cost as much as the product itself.
+bool TryGemv(const Problem& pb, ThreadPool* pool) {
+  if (pb.n != 1 || pb.k == 0 || pb.c_trans || pb.a.packed || pb.b.packed || pb.a.cs != 1 ||
+      pb.b.rs != 1) {
+    return false;
+  }
+  size_t threads = ThreadCount(pool);
+  if (static_cast<double>(pb.m) * pb.k < 65536.0) threads = 1;
+  threads = std::min(threads, DivUp(pb.m, 16));
+  auto task = [&](size_t t) {
+    const size_t lo = t * pb.m / threads, hi = (t + 1) * pb.m / threads;
+    if (lo == hi) return;
+    ukernels::F32GemmTileParams params{};
+    params.load_c = pb.accumulate ? 1 : 0;
+    params.bias_m = pb.bias_m ? pb.bias_m + lo : nullptr;
+    params.bias_n = pb.bias_n;
+    params.min = pb.min;
+    params.max = pb.max;
+    float* y = pb.c + lo * pb.ldc;
+    pb.uk->gemv(hi - lo, pb.k, pb.a.p + lo * pb.a.rs, pb.a.rs, pb.b.p, y, pb.ldc, &params);
+    if (pb.act) {
+      if (pb.ldc == 1) {
+        pb.act(hi - lo, y, y, nullptr);
+      } else {
+        for (size_t i = 0; i < hi - lo; ++i) pb.act(1, y + i * pb.ldc, y + i * pb.ldc, nullptr);
+      }
+    }
+  };
+  if (threads <= 1) {
+    task(0);
+  } else {
+    ParallelFor(pool, threads, task);
+  }
+  return true;
+}
+
+// Whether to split C along N rather than M over `threads`. Both splits are in whole tiles, so a
+// prepacked operand is indexed at panel boundaries either way. The cost of the busiest thread
+// (the first: it gets full tiles) is estimated for each, per unit of K: its share of C plus
+// packing its part of an unpacked operand (all of B when splitting M, all of A when splitting
+// N). Ties keep the M split. Always splitting M under a prepacked A (as 1x1 convolutions are)
+// split 16..64 output channels badly at MR = 14 (16 rows: 14 + 2) and packed all of B on each
+// thread: N splits made 16 x 3025 x 64 and 48 x 169 x 256 about 20% faster on two threads.
+bool SplitN(const Problem& pb, size_t m_tiles, size_t n_tiles, size_t threads) {
+  if (threads <= 1) return n_tiles >= m_tiles;
+  const size_t mr = pb.uk->mr, nr = pb.uk->nr;
+  // One packed element costs about as much as this many multiply-adds of a tile (a packing
+  // copy moves a few floats a cycle; the microkernel does 2 x 16 lanes of FMA a cycle).
+  constexpr double kPackCost = 4.0;
+  const double m = static_cast<double>(pb.m), n = static_cast<double>(pb.n);
+  const size_t rows = std::min(pb.m, DivUp(m_tiles, std::min(threads, m_tiles)) * mr);
+  const size_t cols = std::min(pb.n, DivUp(n_tiles, std::min(threads, n_tiles)) * nr);
+  // A slab of one tile row reads plain B in place (RunSlab's direct_b) rather than packing it:
+  // 24 x 3136 x 116 split along M into 14 + 10 rows ran 2.1x faster on two threads than on one.
+  double cost_m = static_cast<double>(rows) * n;
+  if (!pb.b.packed && rows > mr) cost_m += kPackCost * n;
+  double cost_n = m * static_cast<double>(cols);
+  if (!pb.b.packed && pb.m > mr) cost_n += kPackCost * static_cast<double>(cols);
+  if (!pb.a.packed) cost_n += kPackCost * m;
+  return cost_n < cost_m;
+}
+
+// Whether the microkernel reads plain row-major A in place (F32GemmTileParams::a_rows) rather
+// than packing it. The packing copy moved every A value once per N block to serve N / NR tiles,
+// visible when N is small; reading A in place, 14 row streams, costs nothing extra unless the
+// rows lie a multiple of 4 KiB apart: then all 14 share one L1 set (8 ways) and 4K-alias the
+// other streams. Measured, 1 thread, bench_gemm kiln/best: 768x128x768 0.94 -> 0.99,
+// 3072x128x768 0.92 -> 0.98, 256^3 0.96 -> 0.99, 2000x64x1000 0.93 -> 1.05, 1000x256x1000
+// 0.95 -> 0.99, 128x784x1152 and 1000^3 no slower; but 1024x256x1024 104 -> 61 GFLOP/s and
+// 1024^3 105 -> 60 in place, hence the exception.
+bool RowsInPlace(const Problem& pb) {
+  constexpr size_t kAliasBytes = 4096;
+  return pb.uk->a_rows && !pb.c_trans && !pb.a.packed && pb.a.cs == 1 &&
+         pb.a.rs * sizeof(float) % kAliasBytes != 0;
+}
+
+}  // namespace
+
+void Transpose(Problem& pb) {
+  std::swap(pb.m, pb.n);
+  std::swap(pb.a, pb.b);
+  std::swap(pb.a.rs, pb.a.cs);
+  std::swap(pb.b.rs, pb.b.cs);
+  std::swap(pb.bias_m, pb.bias_n);
+  pb.c_trans = !pb.c_trans;
+}
+
+// Splits C over the pool's threads along M or N in whole tiles (SplitN chooses); each thread
+// packs its own operands, so no barrier is needed.
+void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) {
+  if (pb.k == 0) return RunEmptyK(pb);
+  if (TryGemv(pb, pool)) return;
+  // Only a product with both operands plain may turn (a packed A of NR-row panels was turned by
+  // SgemmPackedA already).
+  if (!pb.a.packed && !pb.b.packed && !pb.c_trans) {
+    const bool turn = orientation == Orientation::kAuto
+                          ? PreferTransposed(*pb.uk, pb.m, pb.n, pb.k, pb.b.cs == 1)
+                          : orientation == Orientation::kTransposed;
+    if (turn) Transpose(pb);
+  }
+  // The transposed product's A is B^T; of plain B, each k is a contiguous run of rows (a 1x1
+  // convolution's input: one channel's pixels), which the microkernel can read in place.
+  pb.in_place_a = pb.c_trans && !pb.a.packed && pb.a.rs == 1 && pb.a.cs != 1 &&
+                  DivUp(pb.n, pb.uk->nr) <= kInPlaceMaxPanels;
+  pb.rows_a = RowsInPlace(pb);
+  const size_t mr = pb.uk->mr, nr = pb.uk->nr;
+  const size_t m_tiles = DivUp(pb.m, mr), n_tiles = DivUp(pb.n, nr);
+  size_t threads = ThreadCount(pool);
+  // Below ~64^3 multiply-adds a second thread costs more to wake than it saves. Counted in whole
+  // tiles, as the microkernel computes them: a matrix-vector product on a prepacked A (the 1x1
+  // convolutions of squeeze-excitation blocks, 48 x 1 x 1152) does MR x NR tiles of work per K
+  // step, and took 20-36 us on one thread.
+  if (static_cast<double>(RoundUp(pb.m, mr)) * RoundUp(pb.n, nr) * pb.k < 262144.0) threads = 1;
+  const bool split_n = SplitN(pb, m_tiles, n_tiles, threads);
+  const size_t tiles = split_n ? n_tiles : m_tiles;
+  threads = std::min(threads, tiles);
+  const size_t slab_m = split_n ? pb.m : RoundUp(DivUp(pb.m, threads), mr);
+  const size_t slab_n = split_n ? RoundUp(DivUp(pb.n, threads), nr) : pb.n;
+  const Blocking blk = ChooseBlocking(*pb.uk, slab_m, slab_n, pb.k, pb.c_trans, want);
+  pb.kc = blk.kc;
+  pb.mc = blk.mc;
+  pb.nc = blk.nc;
+  auto task = [&](size_t t) {
+    const size_t lo = t * tiles / threads, hi = (t + 1) * tiles / threads;
+    if (split_n) {
+      RunSlab(pb, 0, pb.m, lo * nr, std::min(pb.n, hi * nr));
+    } else {
+      RunSlab(pb, lo * mr, std::min(pb.m, hi * mr), 0, pb.n);
+    }
+  };
+  if (threads == 1) {
+    task(0);
+  } else {
+    ParallelFor(pool, threads, task);
+  }
+}
+
+}  // namespace kiln::gemm
