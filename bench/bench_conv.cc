@@ -9,7 +9,10 @@
 // second kiln algorithm B in the same loop (A B onednn A B onednn ...) and prints vs=GFLOP/s and
 // vs_best_ratio = min time of B / min time of A (> 1: A is faster). --set 3x3 runs the 3x3
 // stride-1 layers of ResNet-18/50, DenseNet-121 and GoogLeNet instead.
-// --blocked runs depthwise layers on NCHWc. --cold evicts the caches (all but the input)
+// --blocked runs layers as kiln runs them in a channel-blocked graph (lower/layout.cc): depthwise
+// and 1x1 convolutions on NCHWc (the layout pass blocks a 1x1 whose input channels fill their
+// blocks when its neighbours are blocked: all of MobileNetV2's pointwise layers; ResNet-50's
+// models keep most of theirs on NCHW as gemm1x1, which the default mode times). --cold evicts the caches (all but the input)
 // before each timed call.
 //
 // Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
@@ -35,6 +38,7 @@
 #include <vector>
 
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_ukernels.h"
 #include "kernels/conv/layout.h"
 #include "refs.h"
 #include "support/cpu.h"
@@ -139,6 +143,15 @@ std::vector<Layer> Layers3x3() {
       L("gn", 48, 7, 128, 3, 1),    L("sq", 16, 55, 64, 3, 1),    L("sq", 32, 27, 128, 3, 1),
       L("sq", 48, 13, 192, 3, 1),   L("sq", 64, 13, 256, 3, 1),
   };
+}
+
+// A 1x1 convolution that kiln's layout pass may run channel-blocked (direct_nchwc): one group,
+// input channels filling most of their blocks (lower/layout.cc's FillsBlocks).
+bool PointwiseBlocked(const conv::ConvParams& p) {
+  const size_t b = conv::SelectConvNchwcUkernel(ActiveIsa()).block;
+  const size_t padded = (p.c + b - 1) / b * b;
+  return p.kh == 1 && p.kw == 1 && p.groups == 1 && ActiveIsa() >= IsaLevel::kAvx2 &&
+         (p.c % b == 0 || padded * 3 <= p.c * 4);
 }
 
 conv::Algorithm ParseAlgorithm(const std::string& name) {
@@ -368,6 +381,8 @@ int Main(int argc, char** argv) {
     }
     if (blocked && conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, ActiveIsa())) {
       po.layout = conv::Layout::kNchwc;
+    } else if (blocked && po.algorithm == conv::Algorithm::kAuto && PointwiseBlocked(p)) {
+      po.algorithm = conv::Algorithm::kDirectNchwc;
     }
     auto prepared = conv::PrepareConv(p, w.data(), po);
     if (!prepared.ok()) {
