@@ -3,7 +3,9 @@
 // thread count:
 //   gemm M N K threads kiln=X openblas=Y blis=Z onednn=W peak=P [ratios] maxdiff=D spread=S
 // GFLOP/s are medians over rounds (2 M N K flops per call); peak is the FMA peak of `threads`
-// cores measured just before the row; maxdiff is kiln's largest |difference| from OpenBLAS.
+// cores measured just before the row; min_ratio compares the fastest round of each (the best
+// library's fastest time over kiln's: on a shared machine the medians move with the load, the
+// minima much less); maxdiff is kiln's largest |difference| from OpenBLAS.
 //
 // Usage: bench_gemm [--threads 1,2] [--rounds 15] [--shapes MxNxK,...] [--kc N --mc N --nc N]
 //                   [--orient n|t] [--clock wall]
@@ -191,18 +193,20 @@ int Main(int argc, char** argv) {
         maxdiff = std::max(maxdiff, static_cast<double>(std::fabs(c_kiln[i] - c_ref[i])));
       }
       const double flops = 2.0 * s.m * s.n * s.k;
-      double gf[4], best_ref = 0, spread = 0;
+      double gf[4], best_ref = 0, spread = 0, min_time[4], best_min_ref = 1e300;
       for (int i = 0; i < 4; ++i) {
         gf[i] = flops / Median(cs[i].samples) * 1e-9;
         if (i > 0) best_ref = std::max(best_ref, gf[i]);
         const auto [lo, hi] = std::minmax_element(cs[i].samples.begin(), cs[i].samples.end());
         spread = std::max(spread, *hi / *lo);
+        min_time[i] = *lo;
+        if (i > 0) best_min_ref = std::min(best_min_ref, *lo);
       }
       std::printf(
           "gemm %zu %zu %zu %zu kiln=%.1f openblas=%.1f blis=%.1f onednn=%.1f peak=%.1f "
-          "kiln/best=%.2f kiln/peak=%.2f maxdiff=%.2g spread=%.2f clock=%s\n",
+          "kiln/best=%.2f kiln/peak=%.2f min_ratio=%.2f maxdiff=%.2g spread=%.2f clock=%s\n",
           s.m, s.n, s.k, threads, gf[0], gf[1], gf[2], gf[3], peak, gf[0] / best_ref,
-          gf[0] / peak, maxdiff, spread, g_cpu_clock ? "cpu" : "wall");
+          gf[0] / peak, best_min_ref / min_time[0], maxdiff, spread, g_cpu_clock ? "cpu" : "wall");
       std::fflush(stdout);
     }
   }
