@@ -140,6 +140,9 @@ inline void RowTile(const float* x, const float* w, const float* bias, float* y,
     for (size_t v = 0; v < NV; ++v) acc[j][v] = b;
   }
   const float* wk = w;
+  // Unrolled by 3 (an RGB stem's taps come in threes): 2-4% of a 3x3 stem's time, 1% of a 7x7
+  // one's (unrolling by 9 gained nothing more).
+#pragma GCC unroll 3
   for (size_t k = 0; k < p.nk; ++k, wk += MB) {
     const float* in = x + p.offsets[k] + f;
     T xv[NV];
