@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/gemm/epilogue.h"
 #include "kernels/gemm/ukernel_table.h"
 #include "kernels/ukernels/f32_dwconv.h"
 
@@ -125,33 +126,10 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
     bias = ep.bias;
   }
   const IsaLevel cap = std::min(isa.value_or(ActiveIsa()), ActiveIsa());
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  F32VUnaryParamFn act = nullptr;
-  const gemm::GemmUkernel& guk = gemm::SelectGemmUkernel(cap);
-  switch (ep.activation) {
-    case gemm::Activation::kNone:
-      break;
-    case gemm::Activation::kRelu:
-      lo = 0.0f;
-      break;
-    case gemm::Activation::kClip:
-      if (!(ep.clip_min <= ep.clip_max)) {
-        return Status::Error("dwconv: clip bounds are [", ep.clip_min, ", ", ep.clip_max,
-                             "]; min must not exceed max");
-      }
-      lo = ep.clip_min;
-      hi = ep.clip_max;
-      break;
-    case gemm::Activation::kSilu:
-      act = guk.silu;
-      break;
-    case gemm::Activation::kHardSwish:
-      act = guk.hswish;
-      break;
-    case gemm::Activation::kGelu:
-      act = guk.gelu;
-      break;
-  }
+  auto ops = gemm::ResolveEpilogue(ep, gemm::SelectGemmUkernel(cap), "dwconv");
+  if (!ops.ok()) return ops.status();
+  const float lo = ops->min, hi = ops->max;
+  const F32VUnaryParamFn act = ops->act;
 
   const DwUkernel& uk = SelectRow(p, cap);
   const size_t oh = p.out_h(), ow = p.out_w();

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernels/gemm/driver.h"
+#include "kernels/gemm/epilogue.h"
 #include "kernels/gemm/panel_gemv.h"
 #include "kernels/gemm/problem.h"
 #include "kernels/gemm/ukernel_table.h"
@@ -72,6 +73,35 @@ const GemmUkernel& KernelFor(const std::optional<IsaLevel>& isa) {
   return isa ? SelectGemmUkernel(*isa) : SelectGemmUkernel();
 }
 
+Expected<EpilogueOps> ResolveEpilogue(const Epilogue& ep, const GemmUkernel& uk, const char* who) {
+  EpilogueOps ops;
+  switch (ep.activation) {
+    case Activation::kNone:
+      break;
+    case Activation::kRelu:
+      ops.min = 0.0f;
+      break;
+    case Activation::kClip:
+      if (!(ep.clip_min <= ep.clip_max)) {
+        return Status::Error(who, ": clip bounds are [", ep.clip_min, ", ", ep.clip_max,
+                             "]; min must not exceed max");
+      }
+      ops.min = ep.clip_min;
+      ops.max = ep.clip_max;
+      break;
+    case Activation::kSilu:
+      ops.act = uk.silu;
+      break;
+    case Activation::kHardSwish:
+      ops.act = uk.hswish;
+      break;
+    case Activation::kGelu:
+      ops.act = uk.gelu;
+      break;
+  }
+  return ops;
+}
+
 namespace {
 
 // Fills everything but the operands from the options; validates the epilogue and C.
@@ -89,30 +119,11 @@ Status Prepare(Problem& pb, const GemmUkernel& uk, float* c, size_t ldc, const O
   }
   if (ep.bias_kind == BiasKind::kPerRow) pb.bias_m = ep.bias;
   if (ep.bias_kind == BiasKind::kPerColumn) pb.bias_n = ep.bias;
-  switch (ep.activation) {
-    case Activation::kNone:
-      break;
-    case Activation::kRelu:
-      pb.min = 0.0f;
-      break;
-    case Activation::kClip:
-      if (!(ep.clip_min <= ep.clip_max)) {
-        return Status::Error("sgemm: clip bounds are [", ep.clip_min, ", ", ep.clip_max,
-                             "]; min must not exceed max");
-      }
-      pb.min = ep.clip_min;
-      pb.max = ep.clip_max;
-      break;
-    case Activation::kSilu:
-      pb.act = uk.silu;
-      break;
-    case Activation::kHardSwish:
-      pb.act = uk.hswish;
-      break;
-    case Activation::kGelu:
-      pb.act = uk.gelu;
-      break;
-  }
+  auto ops = ResolveEpilogue(ep, uk, "sgemm");
+  if (!ops.ok()) return ops.status();
+  pb.min = ops->min;
+  pb.max = ops->max;
+  pb.act = ops->act;
   return Status::Ok();
 }
 

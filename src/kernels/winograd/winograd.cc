@@ -5,6 +5,7 @@
 #include <limits>
 #include <mutex>
 
+#include "kernels/gemm/epilogue.h"
 #include "kernels/gemm/ukernel_table.h"
 #include "kernels/ukernels/f32_winograd.h"
 
@@ -181,33 +182,10 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
     if (bias) return Status::Error("winograd: a bias is given both as an argument and in ep");
     bias = ep.bias;
   }
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  ukernels::F32VUnaryParamFn act = nullptr;
-  const gemm::GemmUkernel& guk = gemm::SelectGemmUkernel(isa_);
-  switch (ep.activation) {
-    case gemm::Activation::kNone:
-      break;
-    case gemm::Activation::kRelu:
-      lo = 0.0f;
-      break;
-    case gemm::Activation::kClip:
-      if (!(ep.clip_min <= ep.clip_max)) {
-        return Status::Error("winograd: clip bounds are [", ep.clip_min, ", ", ep.clip_max,
-                             "]; min must not exceed max");
-      }
-      lo = ep.clip_min;
-      hi = ep.clip_max;
-      break;
-    case gemm::Activation::kSilu:
-      act = guk.silu;
-      break;
-    case gemm::Activation::kHardSwish:
-      act = guk.hswish;
-      break;
-    case gemm::Activation::kGelu:
-      act = guk.gelu;
-      break;
-  }
+  auto ops = gemm::ResolveEpilogue(ep, gemm::SelectGemmUkernel(isa_), "winograd");
+  if (!ops.ok()) return ops.status();
+  const float lo = ops->min, hi = ops->max;
+  const ukernels::F32VUnaryParamFn act = ops->act;
 
   const size_t threads = ThreadCount(pool);
   const size_t tb = TilesPerBlock(p, threads);
