@@ -170,23 +170,11 @@ bool TryMatMulAdd(Matcher& m, ir::Node& add, std::unordered_set<const ir::Node*>
 }
 
 Expected<bool> Fuse(ir::Graph& g) {
-  const std::set<std::string> outer = NamesReadBySubgraphs(g);
-  bool changed = false;
-  // One rewrite per scan: the next scan sees exact reader counts on the edited graph, and a Gemm
-  // made from MatMul+Add meets the activation after it.
-  for (bool hit = true; hit;) {
-    hit = false;
-    Matcher m{g, Users(g), outer};
-    std::unordered_set<const ir::Node*> dead;
-    for (auto& n : g.mutable_nodes()) {
-      if (TryMatMulAdd(m, *n, &dead) || TryActivation(m, *n, &dead)) {
-        hit = changed = true;
-        break;
-      }
-    }
-    EraseNodes(g, dead);
-  }
-  return changed;
+  // A Gemm made from MatMul+Add meets the activation after it on the next scan.
+  return RewriteOneAtATime<Matcher>(
+      g, [](Matcher& m, ir::Node& n, std::unordered_set<const ir::Node*>* dead) {
+        return TryMatMulAdd(m, n, dead) || TryActivation(m, n, dead);
+      });
 }
 
 class FuseConvActivation : public Pass {

@@ -157,23 +157,11 @@ bool TryChain(Matcher& m, ir::Node& head, std::unordered_set<const ir::Node*>* d
 }
 
 Expected<bool> Fuse(ir::Graph& g) {
-  const std::set<std::string> outer = NamesReadBySubgraphs(g);
-  bool changed = false;
-  // Topological order meets a chain at its head first. One rewrite per scan: the next scan sees
-  // exact reader counts on the edited graph.
-  for (bool hit = true; hit;) {
-    hit = false;
-    Matcher m{g, Users(g), outer};
-    std::unordered_set<const ir::Node*> dead;
-    for (auto& n : g.mutable_nodes()) {
-      if (TryChain(m, *n, &dead)) {
-        hit = changed = true;
-        break;
-      }
-    }
-    EraseNodes(g, dead);
-  }
-  return changed;
+  // Topological order meets a chain at its head first.
+  return RewriteOneAtATime<Matcher>(
+      g, [](Matcher& m, ir::Node& n, std::unordered_set<const ir::Node*>* dead) {
+        return TryChain(m, n, dead);
+      });
 }
 
 class FuseElementwise : public Pass {

@@ -37,6 +37,30 @@ bool ReplaceAllUses(ir::Graph& g, ir::Value* from, ir::Value* to);
 // Removes nodes from g; their outputs that are still theirs lose their producer.
 void EraseNodes(ir::Graph& g, const std::unordered_set<const ir::Node*>& dead);
 
+// Rewrites g one match at a time until nothing matches, and returns whether anything did. Each
+// scan builds a fresh matcher M{g, Users(g), names read by subgraphs} and calls
+// try_at(matcher, node, &dead) on the nodes in order; the first that returns true ends the scan,
+// the nodes it put in `dead` are erased, and the next scan sees exact reader counts on the
+// edited graph.
+template <class M, class TryAt>
+bool RewriteOneAtATime(ir::Graph& g, TryAt&& try_at) {
+  const std::set<std::string> outer = NamesReadBySubgraphs(g);
+  bool changed = false;
+  for (bool hit = true; hit;) {
+    hit = false;
+    M m{g, Users(g), outer};
+    std::unordered_set<const ir::Node*> dead;
+    for (auto& n : g.mutable_nodes()) {
+      if (try_at(m, *n, &dead)) {
+        hit = changed = true;
+        break;
+      }
+    }
+    EraseNodes(g, dead);
+  }
+  return changed;
+}
+
 // `base`, or `base_1`, `base_2`... whichever no value of g has.
 std::string FreshName(const ir::Graph& g, const std::string& base);
 ir::Value* AddConstant(ir::Graph& g, const std::string& base, Tensor t);

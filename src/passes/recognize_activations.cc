@@ -157,22 +157,10 @@ bool TryGelu(Matcher& m, ir::Node& erf, std::unordered_set<const ir::Node*>* dea
 }
 
 Expected<bool> Recognize(ir::Graph& g) {
-  const std::set<std::string> outer = NamesReadBySubgraphs(g);
-  bool changed = false;
-  // One rewrite per scan: the next scan sees exact reader counts on the edited graph.
-  for (bool hit = true; hit;) {
-    hit = false;
-    Matcher m{g, Users(g), outer};
-    std::unordered_set<const ir::Node*> dead;
-    for (auto& n : g.mutable_nodes()) {
-      if (TryGate(m, *n, &dead) || TryGelu(m, *n, &dead)) {
-        hit = changed = true;
-        break;
-      }
-    }
-    EraseNodes(g, dead);
-  }
-  return changed;
+  return RewriteOneAtATime<Matcher>(
+      g, [](Matcher& m, ir::Node& n, std::unordered_set<const ir::Node*>* dead) {
+        return TryGate(m, n, dead) || TryGelu(m, n, dead);
+      });
 }
 
 class RecognizeActivations : public Pass {
