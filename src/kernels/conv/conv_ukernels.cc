@@ -12,9 +12,12 @@ constexpr ConvNchwcUkernel kTable[] = {
 
 // chunk: the vectors of pixels per channel times their width (NV x width).
 constexpr GConvUkernel kGConvTable[] = {
-    {"f32_gconv__scalar", IsaLevel::kScalar, 4, ukernels::f32_gconv__scalar},
-    {"f32_gconv__avx2_fma", IsaLevel::kAvx2, 8, ukernels::f32_gconv__avx2_fma},
-    {"f32_gconv__avx512f", IsaLevel::kAvx512, 32, ukernels::f32_gconv__avx512f},
+    {"f32_gconv__scalar", IsaLevel::kScalar, 4, ukernels::f32_gconv__scalar,
+     ukernels::f32_deinterleave2__scalar},
+    {"f32_gconv__avx2_fma", IsaLevel::kAvx2, 8, ukernels::f32_gconv__avx2_fma,
+     ukernels::f32_deinterleave2__avx2_fma},
+    {"f32_gconv__avx512f", IsaLevel::kAvx512, 32, ukernels::f32_gconv__avx512f,
+     ukernels::f32_deinterleave2__avx512f},
 };
 
 template <class Row>

@@ -39,6 +39,7 @@ struct GConvUkernel {
   IsaLevel isa;
   size_t chunk;  // output indices per step: x is read up to count rounded up to it
   ukernels::F32GConvFn fn;
+  ukernels::F32Deinterleave2Fn deinterleave2;  // the copy of a stride-2 layer's input rows
 };
 std::span<const GConvUkernel> GConvUkernels();
 const GConvUkernel& SelectGConvUkernel(IsaLevel cap);

@@ -57,8 +57,8 @@ Geometry Geometry(const ConvParams& p, IsaLevel isa, size_t band_rows = 0) {
 // Scatters the rows of channel plane `src` (H x W) that fall on plane rows [q0, q0 + ph) into
 // its stride-phase planes at `dst` (the zero padding around them is already there and never
 // written).
-void FillPlanes(const ConvParams& p, const struct Geometry& g, size_t q0, const float* src,
-                float* dst) {
+void FillPlanes(const ConvParams& p, const struct Geometry& g, const GConvUkernel& uk, size_t q0,
+                const float* src, float* dst) {
   const size_t sh = p.stride_h;
   const size_t iy0 = std::max(q0 * sh, p.pad_top) - p.pad_top;
   const size_t iy1 = std::min(std::max((q0 + g.ph) * sh, p.pad_top) - p.pad_top, p.h);
@@ -71,16 +71,9 @@ void FillPlanes(const ConvParams& p, const struct Geometry& g, size_t q0, const 
       continue;
     }
     if (p.stride_w == 2) {
-      // Pairs of columns split into the two phases: a loop the compiler vectorizes.
       const size_t q_even = p.pad_left % 2;  // the phase of the even input columns
-      float* even = row + q_even * g.plane + p.pad_left / 2;
-      float* odd = row + (1 - q_even) * g.plane + (p.pad_left + 1) / 2;
-      const size_t pairs = p.w / 2;
-      for (size_t i = 0; i < pairs; ++i) {
-        even[i] = s[2 * i];
-        odd[i] = s[2 * i + 1];
-      }
-      if (p.w % 2) even[pairs] = s[p.w - 1];
+      uk.deinterleave2(p.w, s, row + q_even * g.plane + p.pad_left / 2,
+                       row + (1 - q_even) * g.plane + (p.pad_left + 1) / 2);
       continue;
     }
     for (size_t qx = 0; qx < p.stride_w; ++qx) {
@@ -218,7 +211,7 @@ Status RunGrouped(const PreparedConv& conv, const float* x, float* y, const RunO
       if (bands > 1 || pair != filled) {
         for (size_t ci = 0; ci < cg; ++ci) {
           if (bands > 1) ZeroPadding(p, geo, r0, planes + ci * channel);
-          FillPlanes(p, geo, r0, x + (pair * cg + ci) * p.h * p.w, planes + ci * channel);
+          FillPlanes(p, geo, uk, r0, x + (pair * cg + ci) * p.h * p.w, planes + ci * channel);
         }
         filled = pair;
       }

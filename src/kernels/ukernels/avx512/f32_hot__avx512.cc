@@ -83,6 +83,11 @@ struct V {
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     return _mm512_permutex2var_ps(a, idx, b);
   }
+  static T Odds(T a, T b) {  // the odd lanes of a, b (f32_gconv_impl.h)
+    const __m512i idx =
+        _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    return _mm512_permutex2var_ps(a, idx, b);
+  }
 };
 
 }  // namespace
