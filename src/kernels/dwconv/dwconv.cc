@@ -57,6 +57,8 @@ constexpr size_t kMaxBlock = 16;
 // Row pointers of one NCHWc microkernel call (its output rows' windows, overlapping): the
 // weights are loaded once per call, and a 7x7 or 14x14 plane goes in one call.
 constexpr size_t kMaxBlockedRowPointers = 64;
+// Output floats of one blocked call when an activation follows it (16 KB: half of L1).
+constexpr size_t kActFloats = 4096;
 
 // The channel-blocked row kernel for block width cb within `cap`.
 F32DwConvRowCFn SelectRowC(size_t cb, IsaLevel cap) {
@@ -144,7 +146,10 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
   if (cb > 1) {
     const F32DwConvRowCFn fn = SelectRowC(cb, cap);
     const size_t blocks = (p.c + cb - 1) / cb;
-    const size_t chunk = (kMaxBlockedRowPointers - p.kh) / p.stride_h + 1;
+    // With an activation (applied after each call), the rows of one call stay within L1, so
+    // the activation reads them from there: 62 rows of a 112-wide map are 444 KB.
+    size_t chunk = (kMaxBlockedRowPointers - p.kh) / p.stride_h + 1;
+    if (act) chunk = std::clamp<size_t>(kActFloats / (ow * cb), 1, chunk);
     auto task = [&](size_t t) {
       const size_t plane = t / bands, band = t % bands;
       const size_t c0 = plane % blocks * cb;
