@@ -173,6 +173,10 @@ std::vector<ConvParams> Shapes() {
       P(1, 3, 21, 90, 24, 7, 7, 2, 3),
       P(1, 3, 7, 60, 12, 5, 5, 1, 2),
       P(1, 8, 5, 44, 12, 5, 5, 1, 2, 1, 2),
+      // AVX2's row mode runs 8 outputs as 4 + 4 (tiles of 3 vectors): 15 = 8 + 7 (4 + 3) over
+      // 40 columns, 5 = 4 + 1 over 44.
+      P(1, 3, 6, 80, 15, 3, 3, 2, 1),
+      P(1, 2, 5, 44, 5, 5, 5, 1, 2),
       // Outputs wider than 32 with few output channels clip the window in place instead (runs
       // of columns with the same taps; rows and columns that miss the input; a padded 1x1),
       // and with many output channels copy again.

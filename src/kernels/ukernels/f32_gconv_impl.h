@@ -130,7 +130,7 @@ inline void GConvMB(const float* x, const float* w, const float* bias, float* y,
 // One register tile of the row mode: MB channels x NV vectors of output pixels from flat index f,
 // all in one output row, stored from y on (the tile's first pixel of channel 0). With kTail, the
 // last vector stores only its first `tail` lanes (the row's end).
-template <class V, size_t MB, size_t NV, bool kTail>
+template <class V, size_t MB, size_t NV, bool kTail, size_t WS>
 inline void RowTile(const float* x, const float* w, const float* bias, float* y, size_t f,
                     size_t tail, const F32GConvParams& p, const ClampOp<V>& clamp) {
   using T = typename V::T;
@@ -143,7 +143,7 @@ inline void RowTile(const float* x, const float* w, const float* bias, float* y,
   // Unrolled by 3 (an RGB stem's taps come in threes): 2-4% of a 3x3 stem's time, 1% of a 7x7
   // one's (unrolling by 9 gained nothing more).
 #pragma GCC unroll 3
-  for (size_t k = 0; k < p.nk; ++k, wk += MB) {
+  for (size_t k = 0; k < p.nk; ++k, wk += WS) {
     const float* in = x + p.offsets[k] + f;
     T xv[NV];
     for (size_t v = 0; v < NV; ++v) xv[v] = V::Load(in + v * V::kWidth);
@@ -170,7 +170,7 @@ inline void RowTile(const float* x, const float* w, const float* bias, float* y,
 // run and stores every vector straight, with no vector straddling a row end: the flat run's
 // span stores took about a quarter of its chunks on a 3x3 stem, and its gap columns cost 2.6%
 // of ResNet's 7x7 stem.
-template <class V, size_t MB, size_t NV>
+template <class V, size_t MB, size_t NV, size_t WS = MB>
 inline void GConvRowsMB(const float* x, const float* w, const float* bias, float* y,
                         const F32GConvParams& p) {
   constexpr size_t kW = V::kWidth, kChunk = NV * kW;
@@ -181,12 +181,12 @@ inline void GConvRowsMB(const float* x, const float* w, const float* bias, float
     const size_t f = oy * p.pitch;
     float* yr = y + oy * p.width;
     for (size_t ox = 0; ox < full; ox += kChunk) {
-      RowTile<V, MB, NV, false>(x, w, bias, yr + ox, f + ox, 0, p, clamp);
+      RowTile<V, MB, NV, false, WS>(x, w, bias, yr + ox, f + ox, 0, p, clamp);
     }
     if (rest == 0) continue;
     Unrolled<NV>([&](auto n) {
       if (n + 1 == rest_vectors) {
-        RowTile<V, MB, n + 1, true>(x, w, bias, yr + full, f + full, tail, p, clamp);
+        RowTile<V, MB, n + 1, true, WS>(x, w, bias, yr + full, f + full, tail, p, clamp);
       }
     });
   }
@@ -197,7 +197,16 @@ inline void GConvAnyMB(const float* x, const float* w, const float* bias, float*
                        const F32GConvParams& p) {
   constexpr size_t kW = V::kWidth;
   if (p.width >= NV * kW && (p.width + kW - 1) / kW * kW <= p.pitch) {
-    GConvRowsMB<V, MB, NV>(x, w, bias, y, p);
+    if constexpr (kW == 8 && MB > 4) {
+      // AVX2 (16 registers): 8 channels x 1 vector left 6 idle and kept only 8 FMAs in flight
+      // (2 per cycle, 4 cycles each). Two passes of 4 channels x 3 vectors use all 16.
+      GConvRowsMB<V, 4, 3, MB>(x, w, bias, y, p);
+      GConvRowsMB<V, MB - 4, 3, MB>(x, w + 4, bias ? bias + 4 : nullptr, y + 4 * p.y_stride, p);
+    } else if constexpr (kW == 8) {
+      GConvRowsMB<V, MB, 3>(x, w, bias, y, p);
+    } else {
+      GConvRowsMB<V, MB, NV>(x, w, bias, y, p);
+    }
   } else {
     GConvMB<V, MB, NV>(x, w, bias, y, p);
   }
