@@ -82,6 +82,33 @@ inline void Unrolled(F&& f) {
   }(std::make_index_sequence<N>{});
 }
 
+// acc[j][v] = bias[j] + the sum over the p.nk taps k of w[k * WS + j] times the vector of input
+// at x + p.offsets[k] + f + v * width: MB output channels by NV vectors of output pixels from
+// flat index f. The tap loop is unrolled by 3 (an RGB stem's taps come in threes): 2-4% of a 3x3
+// stem's time in the row mode, 1% of a 7x7 one's (unrolling by 9 gained nothing more).
+template <class V, size_t MB, size_t NV, size_t WS>
+__attribute__((always_inline)) inline void TileProducts(typename V::T (&acc)[MB][NV],
+                                                        const float* x, const float* w,
+                                                        const float* bias, size_t f,
+                                                        const F32GConvParams& p) {
+  using T = typename V::T;
+  for (size_t j = 0; j < MB; ++j) {
+    const T b = V::Set(bias ? bias[j] : 0.0f);
+    for (size_t v = 0; v < NV; ++v) acc[j][v] = b;
+  }
+  const float* wk = w;
+#pragma GCC unroll 3
+  for (size_t k = 0; k < p.nk; ++k, wk += WS) {
+    const float* in = x + p.offsets[k] + f;
+    T xv[NV];
+    for (size_t v = 0; v < NV; ++v) xv[v] = V::Load(in + v * V::kWidth);
+    for (size_t j = 0; j < MB; ++j) {
+      const T wv = V::Set(wk[j]);
+      for (size_t v = 0; v < NV; ++v) acc[j][v] = V::Fma(xv[v], wv, acc[j][v]);
+    }
+  }
+}
+
 // MB output channels times NV vectors of output pixels stay in registers: 8 x 2 zmm = 16 of 32
 // on AVX-512, 8 x 1 ymm = 8 of 16 on AVX2 (the input vectors and a broadcast need the rest).
 template <class V, size_t MB, size_t NV>
@@ -93,20 +120,7 @@ inline void GConvMB(const float* x, const float* w, const float* bias, float* y,
   size_t oy = 0, ox = 0;  // the output pixel of flat index f + v * width
   for (size_t f = 0; f < p.count; f += kChunk) {
     T acc[MB][NV];
-    for (size_t j = 0; j < MB; ++j) {
-      const T b = V::Set(bias ? bias[j] : 0.0f);
-      for (size_t v = 0; v < NV; ++v) acc[j][v] = b;
-    }
-    const float* wk = w;
-    for (size_t k = 0; k < p.nk; ++k, wk += MB) {
-      const float* in = x + p.offsets[k] + f;
-      T xv[NV];
-      for (size_t v = 0; v < NV; ++v) xv[v] = V::Load(in + v * V::kWidth);
-      for (size_t j = 0; j < MB; ++j) {
-        const T wv = V::Set(wk[j]);
-        for (size_t v = 0; v < NV; ++v) acc[j][v] = V::Fma(xv[v], wv, acc[j][v]);
-      }
-    }
+    TileProducts<V, MB, NV, MB>(acc, x, w, bias, f, p);
     // acc indexed by compile-time constants only: a runtime index (a loop the compiler
     // does not unroll) kept the accumulators in memory, 32 stores and loads per chunk.
     Unrolled<NV>([&](auto v) {
@@ -133,25 +147,8 @@ inline void GConvMB(const float* x, const float* w, const float* bias, float* y,
 template <class V, size_t MB, size_t NV, bool kTail, size_t WS>
 inline void RowTile(const float* x, const float* w, const float* bias, float* y, size_t f,
                     size_t tail, const F32GConvParams& p, const ClampOp<V>& clamp) {
-  using T = typename V::T;
-  T acc[MB][NV];
-  for (size_t j = 0; j < MB; ++j) {
-    const T b = V::Set(bias ? bias[j] : 0.0f);
-    for (size_t v = 0; v < NV; ++v) acc[j][v] = b;
-  }
-  const float* wk = w;
-  // Unrolled by 3 (an RGB stem's taps come in threes): 2-4% of a 3x3 stem's time, 1% of a 7x7
-  // one's (unrolling by 9 gained nothing more).
-#pragma GCC unroll 3
-  for (size_t k = 0; k < p.nk; ++k, wk += WS) {
-    const float* in = x + p.offsets[k] + f;
-    T xv[NV];
-    for (size_t v = 0; v < NV; ++v) xv[v] = V::Load(in + v * V::kWidth);
-    for (size_t j = 0; j < MB; ++j) {
-      const T wv = V::Set(wk[j]);
-      for (size_t v = 0; v < NV; ++v) acc[j][v] = V::Fma(xv[v], wv, acc[j][v]);
-    }
-  }
+  typename V::T acc[MB][NV];
+  TileProducts<V, MB, NV, WS>(acc, x, w, bias, f, p);
   Unrolled<NV>([&](auto v) {
     Unrolled<MB>([&](auto j) {
       float* yv = y + j * p.y_stride + v * V::kWidth;
