@@ -83,8 +83,11 @@ class GemmKernel final : public StepKernel {
     return Status::Ok();
   }
 
+  // One row of A (a batch-1 classifier) runs as a matrix-vector product over B's panels
+  // (SgemmPackedB), not through the tile microkernel: the label names both.
   std::string Describe() const override {
-    return StrCat("gemm packed_b ", gemm::SelectGemmUkernel(b_.isa()).name, " ", IsaName(b_.isa()));
+    return StrCat("gemm packed_b ", gemm::SelectGemmUkernel(b_.isa()).name, " (1 row: panel gemv) ",
+                  IsaName(b_.isa()));
   }
 
  private:
