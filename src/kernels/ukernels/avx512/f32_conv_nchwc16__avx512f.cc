@@ -6,6 +6,8 @@
 // 56x56 0.120 -> 0.114; 240->40 at 28x28 0.151 -> 0.132 as one 16 + 16 + 8 call). A partial last
 // block runs only its real input channels (ic_last), and a last output block of at most 8 real
 // channels (oc_last) accumulates in ymm.
+// The accumulators start from the bias. A 1x1 with K <= 64 runs its own instantiation of the
+// tiles (kShort, see RowOf).
 // An image stem (in_c = 1..4 input channels, planes in_ci_stride apart) runs the same tiles with
 // a loop over its in_c channels instead of the unrolled c.
 #include <immintrin.h>
@@ -31,10 +33,17 @@ constexpr size_t kNchwc = 0, kStemAny = 3;
 // last block (o = OB - 1) is 8 lanes wide and accumulates in half[t] instead (a last block of at
 // most 8 real channels: 24 = 16 + 8 output channels). On Zen 4 a ymm FMA costs half a zmm one,
 // so a 12 x (16 + 8) tile takes 18 FMA cycles per input channel, not 24.
-template <size_t OB, size_t T, bool kHalf>
+template <size_t OB, size_t T, bool kHalf, bool kPf = false>
 __attribute__((always_inline)) inline void Channel(__m512 (&acc)[OB][T], __m256 (&half)[T],
                                                    const float* x, const float* w, size_t ows,
-                                                   size_t w_ob_stride) {
+                                                   const F32ConvNchwcParams* p,
+                                                   ptrdiff_t pf = 0) {
+  const size_t w_ob_stride = p->w_ob_stride;
+  if constexpr (kPf) {
+    for (size_t o = 0; o < p->prefetch_blocks; ++o) {
+      _mm_prefetch(reinterpret_cast<const char*>(w + pf + o * w_ob_stride), _MM_HINT_T1);
+    }
+  }
   constexpr size_t kZ = kHalf ? OB - 1 : OB;  // zmm blocks
   __m512 wz[kZ > 0 ? kZ : 1];
 #pragma GCC unroll 4
@@ -50,25 +59,55 @@ __attribute__((always_inline)) inline void Channel(__m512 (&acc)[OB][T], __m256 
   }
 }
 
-// Adds the bias (and the output's contents), clamps and stores one block of T columns.
-template <size_t T>
-__attribute__((always_inline)) inline void Store(const F32ConvNchwcParams* p, const __m512* acc,
+// Adds the output's contents when accumulating, clamps and stores one block of T columns (the
+// accumulators start from the bias). kShort (a tile of a short K, where the stores are a large
+// share): each step runs over the whole block behind one test of the parameters read up front,
+// and a clamp bound at infinity is skipped. Testing per column reloaded the parameters after
+// every store (a store may alias *p) and put three branches beside each store: a tenth of a
+// 6 x 4 tile at K = 16 (16 -> 96), 4% at K = 64. On long K the plain form is kept: a 7-column
+// tile at K = 1024 (1024 -> 2048 s2 at 14x14) ran 4% slower with the other, for no reason
+// found.
+template <size_t T, bool kShort>
+__attribute__((always_inline)) inline void Store(const F32ConvNchwcParams* p, __m512* acc,
                                                  size_t o, float* output) {
-  const __m512 vmin = _mm512_set1_ps(p->min), vmax = _mm512_set1_ps(p->max);
   float* out = output + o * p->out_ob_stride;
-  const __m512 b = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
+  if constexpr (kShort) {
+    const bool accumulate = p->accumulate != 0;
+    const float min = p->min, max = p->max;
+    if (accumulate) {
 #pragma GCC unroll 24
-  for (size_t t = 0; t < T; ++t) {
-    __m512 v = _mm512_add_ps(acc[t], b);
-    if (p->accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(out + t * kC));
-    v = _mm512_min_ps(_mm512_max_ps(v, vmin), vmax);
-    _mm512_storeu_ps(out + t * kC, v);
+      for (size_t t = 0; t < T; ++t) {
+        acc[t] = _mm512_add_ps(acc[t], _mm512_loadu_ps(out + t * kC));
+      }
+    }
+    if (min > -__builtin_inff()) {
+      const __m512 v = _mm512_set1_ps(min);
+#pragma GCC unroll 24
+      for (size_t t = 0; t < T; ++t) acc[t] = _mm512_max_ps(acc[t], v);
+    }
+    if (max < __builtin_inff()) {
+      const __m512 v = _mm512_set1_ps(max);
+#pragma GCC unroll 24
+      for (size_t t = 0; t < T; ++t) acc[t] = _mm512_min_ps(acc[t], v);
+    }
+#pragma GCC unroll 24
+    for (size_t t = 0; t < T; ++t) _mm512_storeu_ps(out + t * kC, acc[t]);
+  } else {
+    const __m512 vmin = _mm512_set1_ps(p->min), vmax = _mm512_set1_ps(p->max);
+#pragma GCC unroll 24
+    for (size_t t = 0; t < T; ++t) {
+      __m512 v = acc[t];
+      if (p->accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(out + t * kC));
+      v = _mm512_min_ps(_mm512_max_ps(v, vmin), vmax);
+      _mm512_storeu_ps(out + t * kC, v);
+    }
   }
 }
 
 // The input channels [0, n) of one block at every tap of the window; pf (floats from the
-// weights, 0: none) names the weights of the next call to pull into L2 beside them.
-template <size_t OB, size_t T, bool kHalf, size_t kMode, size_t n>
+// weights, 0: none) names the weights of the next call to pull into L2 beside them, on a short
+// tile only where kPf (see RowOf).
+template <size_t OB, size_t T, bool kHalf, size_t kMode, size_t n, bool kPf, bool kShort>
 __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __m512 (&acc)[OB][T],
                                                  __m256 (&half)[T], const float* x_cb,
                                                  const float* w_cb, ptrdiff_t pf) {
@@ -79,21 +118,27 @@ __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __
       const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
       const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
       if constexpr (kMode == kNchwc) {
-#pragma GCC unroll 16
-        for (size_t ci = 0; ci < n; ++ci) {
-          if (pf != 0) {
-            for (size_t o = 0; o < p->prefetch_blocks; ++o) {
-              _mm_prefetch(reinterpret_cast<const char*>(w + pf + o * p->w_ob_stride + ci * kC),
-                           _MM_HINT_T1);
-            }
+        if constexpr (kShort) {
+#pragma GCC unroll 4
+          for (size_t ci = 0; ci < n; ++ci) {
+            Channel<OB, T, kHalf, kPf>(acc, half, x + ci, w + ci * kC, ows, p, pf);
           }
-          Channel<OB, T, kHalf>(acc, half, x + ci, w + ci * kC, ows, p->w_ob_stride);
+        } else {
+#pragma GCC unroll 16
+          for (size_t ci = 0; ci < n; ++ci) {
+            if (pf != 0) {
+              for (size_t o = 0; o < p->prefetch_blocks; ++o) {
+                _mm_prefetch(reinterpret_cast<const char*>(w + pf + o * p->w_ob_stride + ci * kC),
+                             _MM_HINT_T1);
+              }
+            }
+            Channel<OB, T, kHalf>(acc, half, x + ci, w + ci * kC, ows, p);
+          }
         }
       } else {
         const size_t step = kMode == kStemAny ? ows : kMode;
         for (size_t ci = 0; ci < cin; ++ci) {
-          Channel<OB, T, kHalf>(acc, half, x + ci * p->in_ci_stride, w + ci * kC, step,
-                                p->w_ob_stride);
+          Channel<OB, T, kHalf>(acc, half, x + ci * p->in_ci_stride, w + ci * kC, step, p);
         }
       }
     }
@@ -103,60 +148,120 @@ __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __
 // kIc8: the last input block holds 8 real channels (24 = 16 + 8 input channels), and only
 // those run. Other partial counts run all 16 lanes (their weights are zero); the models have
 // none.
-template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode>
-void Tile(const F32ConvNchwcParams* p, const float* input, float* output, ptrdiff_t pf = 0) {
+template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode, bool kShort, bool kPf>
+__attribute__((always_inline)) inline void TileBody(const F32ConvNchwcParams* p,
+                                                    const float* input, float* output,
+                                                    ptrdiff_t pf = 0) {
   constexpr size_t kZ = kHalf ? OB - 1 : OB;
   __m512 acc[OB][T];
   __m256 half[T];
+  __m512 bias[OB];
+#pragma GCC unroll 4
+  for (size_t o = 0; o < OB; ++o) {
+    bias[o] = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
+  }
 #pragma GCC unroll 24
   for (size_t t = 0; t < T; ++t) {
 #pragma GCC unroll 4
-    for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_setzero_ps();
-    half[t] = _mm256_setzero_ps();
+    for (size_t o = 0; o < OB; ++o) acc[o][t] = bias[o];
+    half[t] = _mm512_castps512_ps256(bias[OB - 1]);
   }
   const size_t full = kIc8 ? p->ic_blocks - 1 : p->ic_blocks;
   for (size_t cb = 0; cb < full; ++cb) {
-    Block<OB, T, kHalf, kMode, kC>(p, acc, half, input + cb * p->in_cb_stride,
-                                   p->weights + cb * p->w_cb_stride, pf);
+    Block<OB, T, kHalf, kMode, kC, kPf, kShort>(p, acc, half, input + cb * p->in_cb_stride,
+                                                p->weights + cb * p->w_cb_stride, pf);
   }
   if constexpr (kIc8) {
-    Block<OB, T, kHalf, kMode, 8>(p, acc, half, input + full * p->in_cb_stride,
-                                  p->weights + full * p->w_cb_stride, pf);
+    Block<OB, T, kHalf, kMode, 8, kPf, kShort>(p, acc, half, input + full * p->in_cb_stride,
+                                               p->weights + full * p->w_cb_stride, pf);
   }
 #pragma GCC unroll 4
-  for (size_t o = 0; o < kZ; ++o) Store<T>(p, acc[o], o, output);
+  for (size_t o = 0; o < kZ; ++o) Store<T, kShort>(p, acc[o], o, output);
   if constexpr (kHalf) {
     // The upper 8 lanes get what a zero product gives them: the bias, clamped.
 #pragma GCC unroll 24
-    for (size_t t = 0; t < T; ++t) acc[OB - 1][t] = _mm512_zextps256_ps512(half[t]);
-    Store<T>(p, acc[OB - 1], OB - 1, output);
+    for (size_t t = 0; t < T; ++t) {
+      acc[OB - 1][t] = _mm512_castpd_ps(_mm512_insertf64x4(
+          _mm512_castps_pd(bias[OB - 1]), _mm256_castps_pd(half[t]), 0));
+    }
+    Store<T, kShort>(p, acc[OB - 1], OB - 1, output);
   }
 }
 
 template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode>
-void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r, ptrdiff_t pf) {
+__attribute__((noinline)) void TileCall(const F32ConvNchwcParams* p, const float* input,
+                                        float* output, ptrdiff_t pf) {
+  TileBody<OB, T, kHalf, kIc8, kMode, false, false>(p, input, output, pf);
+}
+
+// A short tile runs inline in its row; a long one is a call (a tenth of the code, and it ran
+// as fast).
+template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode, bool kShort,
+          bool kPf = false>
+__attribute__((always_inline)) inline void Tile(const F32ConvNchwcParams* p, const float* input,
+                                                float* output, ptrdiff_t pf = 0) {
+  if constexpr (kShort) {
+    TileBody<OB, T, kHalf, kIc8, kMode, true, kPf>(p, input, output, pf);
+  } else {
+    TileCall<OB, T, kHalf, kIc8, kMode>(p, input, output, pf);
+  }
+}
+
+template <size_t OB, size_t T, bool kHalf, bool kIc8, size_t kMode, bool kShort,
+          bool kPf = false>
+void Remainder(const F32ConvNchwcParams* p, size_t j, size_t r, ptrdiff_t pf = 0) {
   if constexpr (T > 1) {
     if (r == T) {
-      return Tile<OB, T, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride,
-                                             p->output + j * kC, pf);
+      return Tile<OB, T, kHalf, kIc8, kMode, kShort, kPf>(p, p->input + j * p->in_ow_stride,
+                                                           p->output + j * kC, pf);
     }
-    return Remainder<OB, T - 1, kHalf, kIc8, kMode>(p, j, r, pf);
+    return Remainder<OB, T - 1, kHalf, kIc8, kMode, kShort, kPf>(p, j, r, pf);
   } else {
-    Tile<OB, 1, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC, pf);
+    Tile<OB, 1, kHalf, kIc8, kMode, kShort, kPf>(p, p->input + j * p->in_ow_stride,
+                                                 p->output + j * kC, pf);
+  }
+}
+
+// The first tile pulls the next call's weights into L2 (the rest reuse this call's from L1).
+// kShort: at most 4 blocks of channels and taps (a 1x1 with K <= 64), whose weights stay in L1
+// and whose stores are a large share of the work. Their tiles run 4 channels to an iteration,
+// inline in the row, and the prefetching first tile is an instantiation of its own (kPf):
+// fully unrolled, GCC spilled accumulators and shuffled registers across the 16 channels, and
+// tested the prefetch per channel. With the Store change, bench_conv --algo direct_nchwc, 1
+// thread, best of 3 alternating runs against the old code: 32 -> 16 at 112x112 93.2 -> 97.5
+// GFLOP/s, 16 -> 96 at 112x112 91.3 -> 95.2, 24 -> 144 at 56x56 99.5 -> 101.4, 64 -> 64 at
+// 56x56 108.6 -> 110.0. Longer K keep the full unroll and the call per tile: streaming weights
+// from L2 (960 -> 320 at 7x7, 1024 -> 2048 s2 at 14x14) they lost 2 to 8% with the short
+// tile's code.
+template <size_t OB, bool kHalf, bool kIc8, size_t kMode, bool kShort>
+void RowOf(const F32ConvNchwcParams* p) {
+  constexpr size_t kT = 24 / OB;
+  const ptrdiff_t pf = p->prefetch ? p->prefetch - p->weights : 0;
+  size_t j = 0;
+  if constexpr (kShort) {
+    if (pf != 0) {
+      if (p->ow < kT) {
+        return Remainder<OB, kT - 1, kHalf, kIc8, kMode, kShort, true>(p, 0, p->ow, pf);
+      }
+      Tile<OB, kT, kHalf, kIc8, kMode, kShort, true>(p, p->input, p->output, pf);
+      j = kT;
+    }
+  }
+  for (; j + kT <= p->ow; j += kT) {
+    Tile<OB, kT, kHalf, kIc8, kMode, kShort>(p, p->input + j * p->in_ow_stride,
+                                             p->output + j * kC, j == 0 ? pf : 0);
+  }
+  if (j < p->ow) {
+    Remainder<OB, kT - 1, kHalf, kIc8, kMode, kShort>(p, j, p->ow - j, j == 0 ? pf : 0);
   }
 }
 
 template <size_t OB, bool kHalf, bool kIc8, size_t kMode>
 void Row(const F32ConvNchwcParams* p) {
-  constexpr size_t kT = 24 / OB;
-  // The first tile pulls the next call's weights into L2 (the rest reuse this call's from L1).
-  const ptrdiff_t pf = p->prefetch ? p->prefetch - p->weights : 0;
-  size_t j = 0;
-  for (; j + kT <= p->ow; j += kT) {
-    Tile<OB, kT, kHalf, kIc8, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC,
-                                     j == 0 ? pf : 0);
+  if (kMode == kNchwc && p->ic_blocks * p->kh * p->kw <= 4) {
+    return RowOf<OB, kHalf, kIc8, kMode, true>(p);
   }
-  if (j < p->ow) Remainder<OB, kT - 1, kHalf, kIc8, kMode>(p, j, p->ow - j, j == 0 ? pf : 0);
+  return RowOf<OB, kHalf, kIc8, kMode, false>(p);
 }
 
 template <bool kHalf, bool kIc8, size_t kMode>
