@@ -36,11 +36,17 @@ __attribute__((always_inline)) inline void Channel(__m256 (&acc)[OB][T], const f
 
 template <size_t OB, size_t T, size_t kMode>
 void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
+  // The accumulators start from the bias.
   __m256 acc[OB][T];
+  __m256 bias[OB];
+#pragma GCC unroll 2
+  for (size_t o = 0; o < OB; ++o) {
+    bias[o] = p->bias ? _mm256_loadu_ps(p->bias + o * kC) : _mm256_setzero_ps();
+  }
 #pragma GCC unroll 16
   for (size_t t = 0; t < T; ++t) {
 #pragma GCC unroll 2
-    for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm256_setzero_ps();
+    for (size_t o = 0; o < OB; ++o) acc[o][t] = bias[o];
   }
   const size_t ows = p->in_ow_stride;
   const size_t cin = kMode == kNchwc ? kC : p->in_c;
@@ -74,18 +80,41 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
       }
     }
   }
-  const __m256 vmin = _mm256_set1_ps(p->min), vmax = _mm256_set1_ps(p->max);
+  // The parameters are read before the first store (a store may alias *p, and testing them per
+  // column reloaded them after each one), each step runs over the whole tile, and a clamp bound
+  // at infinity is skipped.
+  const bool accumulate = p->accumulate != 0;
+  const float min = p->min, max = p->max;
+  const size_t out_ob_stride = p->out_ob_stride;
+  if (accumulate) {
+#pragma GCC unroll 2
+    for (size_t o = 0; o < OB; ++o) {
+#pragma GCC unroll 16
+      for (size_t t = 0; t < T; ++t) {
+        acc[o][t] = _mm256_add_ps(acc[o][t], _mm256_loadu_ps(output + o * out_ob_stride + t * kC));
+      }
+    }
+  }
+  if (min > -__builtin_inff()) {
+    const __m256 v = _mm256_set1_ps(min);
+#pragma GCC unroll 2
+    for (size_t o = 0; o < OB; ++o) {
+#pragma GCC unroll 16
+      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_max_ps(acc[o][t], v);
+    }
+  }
+  if (max < __builtin_inff()) {
+    const __m256 v = _mm256_set1_ps(max);
+#pragma GCC unroll 2
+    for (size_t o = 0; o < OB; ++o) {
+#pragma GCC unroll 16
+      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_min_ps(acc[o][t], v);
+    }
+  }
 #pragma GCC unroll 2
   for (size_t o = 0; o < OB; ++o) {
-    float* out = output + o * p->out_ob_stride;
-    const __m256 b = p->bias ? _mm256_loadu_ps(p->bias + o * kC) : _mm256_setzero_ps();
 #pragma GCC unroll 16
-    for (size_t t = 0; t < T; ++t) {
-      __m256 v = _mm256_add_ps(acc[o][t], b);
-      if (p->accumulate) v = _mm256_add_ps(v, _mm256_loadu_ps(out + t * kC));
-      v = _mm256_min_ps(_mm256_max_ps(v, vmin), vmax);
-      _mm256_storeu_ps(out + t * kC, v);
-    }
+    for (size_t t = 0; t < T; ++t) _mm256_storeu_ps(output + o * out_ob_stride + t * kC, acc[o][t]);
   }
 }
 
