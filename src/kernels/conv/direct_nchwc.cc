@@ -122,10 +122,41 @@ void FillEmpty(const float* bias, bool accumulate, size_t nob, size_t c, size_t 
   }
 }
 
+// An unpadded 1x1 at a stride above 1 reads one pixel in stride_h * stride_w: it runs as the
+// stride-1 layer over the pixels it reads, copied once into a plane of OH x OW, where its tiles
+// run over whole rows of pixels (one row of OH * OW) instead of row by row with strided loads.
+// bench_conv --blocked, 1 thread: see the commit.
+bool SubsampleOnce(const ConvParams& p) {
+  return p.kh == 1 && p.kw == 1 && (p.stride_h > 1 || p.stride_w > 1) && !p.pad_top &&
+         !p.pad_left && !p.pad_bottom && !p.pad_right;
+}
+
+size_t SubsampledFloats(const ConvParams& p, size_t c) {
+  return SubsampleOnce(p) ? p.n * ((p.c + c - 1) / c) * p.out_h() * p.out_w() * c : 0;
+}
+
+// The pixels (oy * stride_h, ox * stride_w) of x (NCHWc) into dst, plane by plane.
+void Subsample(const ConvParams& p, size_t c, const float* x, float* dst, ThreadPool* pool) {
+  const size_t oh = p.out_h(), ow = p.out_w();
+  const size_t rows = p.n * ((p.c + c - 1) / c) * oh;
+  const size_t threads = std::min(ThreadCount(pool), rows);
+  ParallelFor(pool, threads, [&](size_t t) {
+    for (size_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r) {
+      const size_t plane = r / oh, oy = r % oh;
+      const float* src = x + (plane * p.h + oy * p.stride_h) * p.w * c;
+      float* d = dst + r * ow * c;
+      for (size_t ox = 0; ox < ow; ++ox) {
+        std::copy_n(src + ox * p.stride_w * c, c, d + ox * c);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t /*threads*/) {
-  return PaddedOf(conv.params(), conv.block()).floats;
+  return std::max(PaddedOf(conv.params(), conv.block()).floats,
+                  SubsampledFloats(conv.params(), conv.block()));
 }
 
 Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
@@ -144,6 +175,14 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
     p.h = pad.hp;
     p.w = pad.wp;
     p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 0;
+  }
+  if (SubsampleOnce(conv.params())) {  // unpadded: x is still the input, not a padded copy
+    if (!workspace) return Status::Error("conv: direct_nchwc needs its workspace");
+    Subsample(p, c, x, workspace, o.pool);
+    x = workspace;
+    p.h = oh_n;
+    p.w = ow_n;
+    p.stride_h = p.stride_w = 1;
   }
   const ConvParams& q = conv.params();
   // Padding clips the window: over the copy, the taps that read only padding are skipped; on
