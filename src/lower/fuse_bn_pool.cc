@@ -1,11 +1,11 @@
 #include "lower/fuse_bn_pool.h"
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "kernels/gemm/gemm.h"
 #include "lower/fuse_residual.h"
+#include "lower/switches.h"
 
 namespace kiln::lower {
 namespace {
@@ -46,8 +46,7 @@ bool StaticNchw(const ValueInfo& v) {
 }  // namespace
 
 bool BnPoolFusionEnabled() {
-  const char* env = std::getenv("KILN_FUSE_BN_POOL");
-  return env == nullptr || std::string(env) != "0";
+  return SwitchOn("KILN_FUSE_BN_POOL");
 }
 
 Expected<size_t> FuseBatchNormPool(Module& m) {

@@ -1,11 +1,11 @@
 #include "lower/fuse_residual.h"
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "kernels/conv/conv.h"
 #include "support/status.h"
+#include "lower/switches.h"
 
 namespace kiln::lower {
 namespace {
@@ -73,8 +73,7 @@ void DropStepsAndValues(Module& m, const std::vector<bool>& dead_step,
 }
 
 bool ResidualFusionEnabled() {
-  const char* env = std::getenv("KILN_FUSE_RESIDUAL");
-  return env == nullptr || std::string(env) != "0";
+  return SwitchOn("KILN_FUSE_RESIDUAL");
 }
 
 Expected<size_t> FuseResidualAdds(Module& m) {

@@ -1,7 +1,6 @@
 #include "lower/layout.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -9,6 +8,7 @@
 
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_ukernels.h"
+#include "lower/switches.h"
 
 namespace kiln::lower {
 namespace {
@@ -187,8 +187,7 @@ Step Reorder(const ValueInfo& from, int32_t in, int32_t out, int64_t block, int6
 }  // namespace
 
 bool LayoutPlanningEnabled() {
-  const char* env = std::getenv("KILN_LAYOUT");
-  return env == nullptr || std::string(env) != "0";
+  return SwitchOn("KILN_LAYOUT");
 }
 
 Status PlanBlockedLayout(Module& m, LayoutReport* report) {
