@@ -12,8 +12,8 @@
 // --blocked runs layers as kiln runs them in a channel-blocked graph (lower/layout.cc): depthwise
 // and 1x1 convolutions on NCHWc (the layout pass blocks a 1x1 whose input channels fill their
 // blocks when its neighbours are blocked: all of MobileNetV2's pointwise layers; ResNet-50's
-// models keep most of theirs on NCHW as gemm1x1, which the default mode times). --cold evicts the caches (all but the input)
-// before each timed call.
+// models keep most of theirs on NCHW as gemm1x1, which the default mode times). --cold evicts
+// the caches (all but the input) before each timed call.
 //
 // Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
 // (2 * N * M * C/groups * KH * KW * OH * OW / median time), then the ratio, kiln's algorithm and

@@ -16,9 +16,9 @@
 
 #include <cstddef>
 #include <type_traits>
-#include <utility>
 
 #include "kernels/ukernels/f32_dwconv.h"
+#include "kernels/ukernels/f32_unroll.h"
 
 namespace kiln::ukernels {
 namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
@@ -32,19 +32,8 @@ __attribute__((always_inline)) inline void GroupOf(size_t n, const F& f) {
   }
 }
 
-// Calls f(integral_constant<I>) for I = 0, 1, ..., N - 1: loops whose indices must be constants
-// (accumulator and weight registers are picked by them).
-// GCC otherwise keeps some of the nested lambdas below as calls, and the accumulators in memory.
+// The lambdas of DwRowSlide are forced inline like Unrolled (f32_unroll.h).
 #define KILN_DW_INLINE __attribute__((always_inline))
-
-template <class F, size_t... I>
-KILN_DW_INLINE inline void UnrollSeq(const F& f, std::index_sequence<I...>) {
-  (f(std::integral_constant<size_t, I>{}), ...);
-}
-template <size_t N, class F>
-KILN_DW_INLINE inline void Unroll(const F& f) {
-  UnrollSeq(f, std::make_index_sequence<N>{});
-}
 
 // K x K window, stride S, one vector of W channels per block (a->cb == W).
 template <class V, size_t K, size_t S>
@@ -82,12 +71,12 @@ inline void DwRowSlide(const F32DwConvRowC* a) {
       T acc[N];
       for (size_t i = 0; i < N; ++i) acc[i] = vb;
       const size_t first = ox * S;  // the group's first input column, plus pl
-      Unroll<K>([&](auto ky_tag) KILN_DW_INLINE {
+      Unrolled<K>([&](auto ky_tag) KILN_DW_INLINE {
         constexpr size_t ky = decltype(ky_tag)::value;
         const float* row = rows[ky];
         if (!row) return;
         T wr[K];
-        Unroll<K>([&](auto kx_tag) KILN_DW_INLINE {
+        Unrolled<K>([&](auto kx_tag) KILN_DW_INLINE {
           constexpr size_t kx = decltype(kx_tag)::value;
           if constexpr (K == 3) {
             wr[kx] = held[ky * 3 + kx];
@@ -95,7 +84,7 @@ inline void DwRowSlide(const F32DwConvRowC* a) {
             wr[kx] = V::Load(w + (ky * K + kx) * W);
           }
         });
-        Unroll<(N - 1) * S + K>([&](auto c_tag) KILN_DW_INLINE {
+        Unrolled<(N - 1) * S + K>([&](auto c_tag) KILN_DW_INLINE {
           constexpr size_t c = decltype(c_tag)::value;
           T v;
           if constexpr (kEdge) {
@@ -107,7 +96,7 @@ inline void DwRowSlide(const F32DwConvRowC* a) {
             // back to one load per tap (an edge group's branch happens to prevent that).
             asm("" : "+v"(v));
           }
-          Unroll<K>([&](auto kx_tag) KILN_DW_INLINE {
+          Unrolled<K>([&](auto kx_tag) KILN_DW_INLINE {
             constexpr size_t kx = decltype(kx_tag)::value;
             if constexpr (c >= kx && (c - kx) % S == 0 && (c - kx) / S < N) {
               acc[(c - kx) / S] = V::Fma(wr[kx], v, acc[(c - kx) / S]);
@@ -134,18 +123,17 @@ inline void DwRowSlide(const F32DwConvRowC* a) {
   }
 }
 
-// K: 3 or 5 (the window, both sides), or 0 for any window read from the params. S (stride) and
-// CB (block) likewise, 0 for "from the params": with both fixed, every tap of a group is its row
-// pointer plus a constant, so the compiler needs one register per window row, not one per tap
-// (the general form ran out of registers and kept offsets in vector registers).
-template <class V, size_t K, size_t S, size_t CB>
+// The shapes DwRowSlide does not take: K is 3 or 5 (the window, both sides; the 3x3 weights
+// then stay in registers), or 0 for any window read from the params; the stride and the block
+// (several vectors) come from the params.
+template <class V, size_t K>
 inline void DwRowC(const F32DwConvRowC* a) {
   using T = typename V::T;
   // Registers: AVX-512 has 32 (8 accumulators + 9 weights + loads), AVX2 16 (4 + 9 + loads).
   constexpr size_t kGroup = V::kWidth >= 16 ? 8 : 4;
   constexpr bool kHeldTaps = K == 3;
   const size_t kh = K ? K : a->kh, kw = K ? K : a->kw;
-  const size_t cb = CB ? CB : a->cb, s = S ? S : a->stride;
+  const size_t cb = a->cb, s = a->stride;
   const size_t in_w = a->in_w, out_w = a->out_w, pl = a->pad_left;
   // Pixels [lo, hi) read only real columns.
   size_t lo = (pl + s - 1) / s;
@@ -241,7 +229,7 @@ inline void DwRowC(const F32DwConvRowC* a) {
       return DwRowSlide<V, 5, 1>(a);                                                 \
     if (a->kh == 5 && a->kw == 5 && one_vector && a->stride == 2)                    \
       return DwRowSlide<V, 5, 2>(a);                                                 \
-    if (a->kh == 3 && a->kw == 3) return DwRowC<V, 3, 0, 0>(a);                      \
-    if (a->kh == 5 && a->kw == 5) return DwRowC<V, 5, 0, 0>(a);                      \
-    DwRowC<V, 0, 0, 0>(a);                                                           \
+    if (a->kh == 3 && a->kw == 3) return DwRowC<V, 3>(a);                            \
+    if (a->kh == 5 && a->kw == 5) return DwRowC<V, 5>(a);                            \
+    DwRowC<V, 0>(a);                                                                 \
   }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "kernels/ukernels/f32_gconv.h"
+#include "kernels/ukernels/f32_unroll.h"
 
 namespace kiln::ukernels {
 namespace {  // NOLINT(build/namespaces): one private copy per ISA file, on purpose
@@ -72,14 +73,6 @@ inline void StoreSpans(float* y, typename V::T r, const Spans<V>& s) {
     for (size_t i = 0; i < s.n; ++i)
       std::memcpy(y + s.at[i], lanes + s.first[i], s.count[i] * sizeof(float));
   }
-}
-
-// Calls f(std::integral_constant<size_t, i>) for i = 0 .. N - 1.
-template <size_t N, class F>
-inline void Unrolled(F&& f) {
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    (f(std::integral_constant<size_t, I>{}), ...);
-  }(std::make_index_sequence<N>{});
 }
 
 // acc[j][v] = bias[j] + the sum over the p.nk taps k of w[k * WS + j] times the vector of input
