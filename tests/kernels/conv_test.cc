@@ -102,6 +102,9 @@ std::vector<ConvParams> Shapes() {
       Asym(P(1, 16, 7, 9, 36, 3, 3), 1, 0, 2, 1, 2, 1),
       P(1, 24, 7, 7, 24, 5, 5, 1, 2),
       P(1, 16, 9, 29, 32, 3, 3, 1, 1),  // rows of 29: tiles of 10, 10 and 9 (AVX-512)
+      // Groups of 3 blocks on AVX-512 rows: 4 blocks run as 2 + 2, 7 as 2 + 2 + 3, 17 as 5 x 3 + 2.
+      P(1, 16, 6, 9, 64, 3, 3, 1, 1),
+      P(1, 16, 5, 11, 112, 3, 3, 2, 1),
       P(1, 16, 5, 6, 24, 1, 1, 1, 1),
       Asym(P(1, 16, 5, 7, 20, 1, 1), 1, 0, 0, 1, 2, 2),
       // Unpadded strided 1x1s (direct_nchwc runs them over a subsampled copy): a partial input

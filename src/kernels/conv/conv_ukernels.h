@@ -25,6 +25,8 @@ struct ConvNchwcUkernel {
   // a taller tile (AVX-512: 4 blocks x 6 columns) loads fewer weights and broadcasts per FMA;
   // 0: max_oc_blocks. Tiles with nob blocks are tile * max_oc_blocks / nob columns wide.
   size_t pointwise_oc_blocks = 0;
+  // The same for the rows of every other layer (3x3 and the like); 0: max_oc_blocks.
+  size_t conv_oc_blocks = 0;
 };
 
 // Rows from the oldest ISA to the newest.

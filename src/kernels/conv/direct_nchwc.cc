@@ -42,6 +42,34 @@ Status PrepareDirectNchwc(const float* weights, PreparedConv* conv) {
 
 namespace {
 
+// How a layer's mb_n output blocks split into the groups that one microkernel call computes:
+// `lead` groups of lead_size blocks, then groups of g (the last one may be short).
+struct BlockGroups {
+  size_t mb_n = 0, g = 1, lead = 0, lead_size = 0, count = 0;
+
+  // half_last: the last block holds at most half a block of real channels. even: a remainder
+  // narrower than g - 1 leads as groups of g - 1.
+  static BlockGroups Of(size_t mb_n, size_t g, bool half_last, bool even) {
+    BlockGroups b{mb_n, g};
+    const size_t r = mb_n % g;
+    if (g > 1 && mb_n > 1 && r == 1 && half_last) {
+      b.lead = 1, b.lead_size = 1;
+    } else if (even && g > 2 && r != 0 && r < g - 1 && mb_n >= (g - r) * (g - 1)) {
+      b.lead = g - r, b.lead_size = g - 1;
+    }
+    const size_t rest = mb_n - b.lead * b.lead_size;
+    b.count = b.lead + (rest + g - 1) / g;
+    return b;
+  }
+  size_t Start(size_t i) const {
+    return i < lead ? i * lead_size : lead * lead_size + (i - lead) * g;
+  }
+  size_t Size(size_t i) const {
+    if (i >= count) return 0;
+    return std::min(i < lead ? lead_size : g, mb_n - Start(i));
+  }
+};
+
 // The zero-padded copy of the input: n * ceil(C/c) planes of hp x wp pixels (no copy: floats 0).
 struct Padded {
   size_t hp = 0, wp = 0;
@@ -206,17 +234,18 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   const size_t chunk = chunk_w == 0 ? cols : std::min(chunk_w, cols);
   const size_t chunks = (cols + chunk - 1) / chunk;
   // "Pairs": the groups of up to mob output blocks, each one microkernel call wide (2, or the
-  // microkernel's pointwise_oc_blocks on a 1x1 over pixels). A count of blocks that leaves one
-  // over, the last holding at most half a block of real channels (40 = 16 + 16 + 8 at c = 16 in
-  // pairs), leads with the lone block, so the half block runs inside a group (AVX-512: a 12 x
-  // (16 + 8) tile) rather than alone (24 columns x 8 channels: one ymm FMA per broadcast,
-  // load-bound). bench_conv --blocked, 1 thread, in pairs: 240 -> 40 at 28x28 0.174 -> 0.152 ms,
-  // 120 -> 40 0.088 -> 0.077 ms, 24 -> 72 at 56x56 0.135 -> 0.127 ms.
-  auto first_of = [&](size_t g) {
-    const bool lead = g > 1 && mb_n % g == 1 && mb_n > 1 && p.m % c != 0 && p.m % c <= c / 2;
-    return lead ? size_t{1} : g;
-  };
-  auto groups_of = [&](size_t g) { return 1 + (mb_n - std::min(first_of(g), mb_n) + g - 1) / g; };
+  // microkernel's wider tiles: pointwise_oc_blocks on a 1x1 over pixels, conv_oc_blocks
+  // elsewhere). A count of blocks that leaves one over, the last holding at most half a block of
+  // real channels (40 = 16 + 16 + 8 at c = 16 in pairs), leads with the lone block, so the half
+  // block runs inside a group (AVX-512: a 12 x (16 + 8) tile) rather than alone (24 columns x 8
+  // channels: one ymm FMA per broadcast, load-bound). bench_conv --blocked, 1 thread, in pairs:
+  // 240 -> 40 at 28x28 0.174 -> 0.152 ms, 120 -> 40 0.088 -> 0.077 ms, 24 -> 72 at 56x56 0.135 ->
+  // 0.127 ms. Otherwise, on rows of a 3x3 and the like, a remainder of whole blocks narrower
+  // than g - 1 leads as groups of g - 1 (16 blocks in threes: 2 + 2 + 4 x 3, not 5 x 3 + 1,
+  // whose lone block is load-bound too). Not on a 1x1 over pixels: 16 -> 96 at 112x112 ran 4%
+  // slower as 3 + 3 than as 4 + 2, 24 -> 144 at 56x56 2% as 3 + 3 + 3 than as 4 + 4 + 1.
+  const bool half_last = p.m % c != 0 && p.m % c <= c / 2;
+  auto groups_for = [&](size_t g) { return BlockGroups::Of(mb_n, g, half_last, rows > 1); };
   // The taller groups of a 1x1 over pixels, unless they leave the threads more uneven work: a
   // 7x7 map is one chunk per group, and 160 -> 960 splits as 8 + 7 groups of 4 on 2 threads
   // against 15 + 15 pairs.
@@ -224,24 +253,24 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   size_t mob = uk.max_oc_blocks;
   if (rows == 1 && uk.pointwise_oc_blocks > mob) {
     auto busiest = [&](size_t g) {  // output blocks x chunks of the busiest thread
-      const size_t first = first_of(g), groups = groups_of(g), items = p.n * groups * chunks;
+      const BlockGroups bg = groups_for(g);
+      const size_t items = p.n * bg.count * chunks;
       size_t most = 0;
       for (size_t t = 0; t < threads; ++t) {
         size_t blocks = 0;
         for (size_t i = items * t / threads; i < items * (t + 1) / threads; ++i) {
-          const size_t group = i / chunks % groups;
-          const size_t start = group == 0 ? 0 : first + (group - 1) * g;
-          blocks += std::min(group == 0 ? first : g, mb_n - start);
+          blocks += bg.Size(i / chunks % bg.count);
         }
         most = std::max(most, blocks);
       }
       return most;
     };
     if (busiest(uk.pointwise_oc_blocks) <= busiest(mob)) mob = uk.pointwise_oc_blocks;
+  } else if (rows > 1 && uk.conv_oc_blocks > mob) {
+    mob = uk.conv_oc_blocks;
   }
-  const size_t first = first_of(mob);
-  const size_t pairs = groups_of(mob);
-  auto pair_start = [&](size_t pair) { return pair == 0 ? 0 : first + (pair - 1) * mob; };
+  const BlockGroups groups = groups_for(mob);
+  const size_t pairs = groups.count;
   const size_t items = p.n * pairs * rows * chunks;
   const Clamp clamp = ClampOf(o.epilogue);
   const float* bias = o.epilogue.bias_kind == gemm::BiasKind::kPerRow ? o.epilogue.bias : nullptr;
@@ -282,8 +311,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       const size_t skew = clip && copied ? rows / 2 : 0;
       const size_t part = item % chunks, oh = (item / chunks + skew) % rows;
       const size_t pair = item / chunks / rows % pairs, n = item / chunks / rows / pairs;
-      const size_t ob0 = pair_start(pair);
-      const size_t nob = std::min(pair == 0 ? first : mob, mb_n - ob0);
+      const size_t ob0 = groups.Start(pair), nob = groups.Size(pair);
       ukernels::F32ConvNchwcParams k = base;
       k.oc_blocks = nob;
       if (ob0 + nob == mb_n) k.oc_last = p.m - (mb_n - 1) * c;
@@ -294,7 +322,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       const bool last_of_pair = item % (chunks * rows) + 1 == chunks * rows;
       if (prefetch_next && last_of_pair && pair + 1 < pairs) {
         k.prefetch = w_pair + nob * base.w_ob_stride;
-        k.prefetch_blocks = std::min(mob, mb_n - ob0 - nob);
+        k.prefetch_blocks = groups.Size(pair + 1);
       }
       float* y_row = y + ((n * mb_n + ob0) * rows + oh) * cols * c;
       const float* x_n = x + n * cb_n * p.h * p.w * c;
