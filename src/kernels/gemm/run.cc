@@ -281,19 +281,32 @@ bool TryGemv(const Problem& pb, ThreadPool* pool) {
 bool SplitN(const Problem& pb, size_t m_tiles, size_t n_tiles, size_t threads) {
   if (threads <= 1) return n_tiles >= m_tiles;
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
-  // One packed element costs about as much as this many multiply-adds of a tile (a packing
-  // copy moves a few floats a cycle; the microkernel does 2 x 16 lanes of FMA a cycle).
-  constexpr double kPackCost = 4.0;
+  // One packed element costs about as much as kCopy multiply-adds of a tile where the packing
+  // copies runs that are contiguous in the source (a copy moves a few floats a cycle; the
+  // microkernel does 2 x 16 lanes of FMA a cycle), and kTranspose where the panels run across
+  // the source's contiguous rows (A row-major, B^T: the ISA's transposing packer). An A the
+  // microkernel reads in place costs nothing to pack: a transposed product's B^T (in_place_a)
+  // is free, but rows of A (rows_a) are charged as a copy, since each thread then streams all
+  // of them from memory.
+  // Measured, 2 threads, bench_gemm, N against M split, two alternating runs each: 256x196x2304
+  // (B^T transposed for each thread) 0.89-0.90 -> 0.98-0.99 of oneDNN, 128x784x1152 (A in
+  // place) 0.97-0.98 -> 1.01-1.02, 64x3136x576 and 1024^3 level; but 768x128x768 and
+  // 3072x128x768 (rows of A in place) 0.95-0.96 -> 0.91-0.92 and 0.96-0.97 -> 0.89-0.90.
+  constexpr double kCopy = 4.0, kTranspose = 16.0;
+  const double a_cost = pb.a.packed || pb.in_place_a ? 0.0
+                        : pb.a.cs == 1 && !pb.rows_a ? kTranspose
+                                                     : kCopy;
+  const double b_cost = pb.b.packed ? 0.0 : pb.b.rs == 1 && pb.b.cs != 1 ? kTranspose : kCopy;
   const double m = static_cast<double>(pb.m), n = static_cast<double>(pb.n);
   const size_t rows = std::min(pb.m, DivUp(m_tiles, std::min(threads, m_tiles)) * mr);
   const size_t cols = std::min(pb.n, DivUp(n_tiles, std::min(threads, n_tiles)) * nr);
   // A slab of one tile row reads plain B in place (RunSlab's direct_b) rather than packing it:
   // 24 x 3136 x 116 split along M into 14 + 10 rows ran 2.1x faster on two threads than on one.
   double cost_m = static_cast<double>(rows) * n;
-  if (!pb.b.packed && rows > mr) cost_m += kPackCost * n;
+  if (rows > mr) cost_m += b_cost * n;
   double cost_n = m * static_cast<double>(cols);
-  if (!pb.b.packed && pb.m > mr) cost_n += kPackCost * static_cast<double>(cols);
-  if (!pb.a.packed) cost_n += kPackCost * m;
+  if (pb.m > mr) cost_n += b_cost * static_cast<double>(cols);
+  cost_n += a_cost * m;
   return cost_n < cost_m;
 }
 
