@@ -89,6 +89,9 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 5, 9, 88, 1, 1),
       P(2, 24, 4, 11, 136, 1, 1),
       P(1, 32, 7, 7, 64, 1, 1),
+      // Chunks of a 1x1 over pixels grown past 96 columns while enough work items remain: 1517
+      // pixels in chunks of 192 on one thread.
+      P(1, 24, 37, 41, 40, 1, 1),
       // Small padded maps: kDirectNchwc convolves a zero-padded copy of the input, one run of
       // tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
       // M past a pair of blocks and a lone last block; a padded 1x1, plain and strided).

@@ -433,6 +433,11 @@ void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, siz
   }
 }
 
+bool HasVectorActivation(const gemm::Epilogue& ep) {
+  return ep.activation == gemm::Activation::kSilu || ep.activation == gemm::Activation::kHardSwish ||
+         ep.activation == gemm::Activation::kGelu;
+}
+
 float ApplyActivation(const gemm::Epilogue& ep, float v) {
   const Clamp c = ClampOf(ep);
   v = std::min(std::max(v, c.min), c.max);

@@ -231,8 +231,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
     clip = false;  // a padded 1x1: the rows of the padded plane run as one
   }
   const size_t cb_n = (p.c + c - 1) / c, mb_n = (p.m + c - 1) / c;
-  const size_t chunk = chunk_w == 0 ? cols : std::min(chunk_w, cols);
-  const size_t chunks = (cols + chunk - 1) / chunk;
+  const size_t chunk0 = chunk_w == 0 ? cols : std::min(chunk_w, cols);
+  const size_t chunks0 = (cols + chunk0 - 1) / chunk0;
   // "Pairs": the groups of up to mob output blocks, each one microkernel call wide (2, or the
   // microkernel's wider tiles: pointwise_oc_blocks on a 1x1 over pixels, conv_oc_blocks
   // elsewhere). A count of blocks that leaves one over, the last holding at most half a block of
@@ -254,7 +254,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   if (rows == 1 && uk.pointwise_oc_blocks > mob) {
     auto busiest = [&](size_t g) {  // output blocks x chunks of the busiest thread
       const BlockGroups bg = groups_for(g);
-      const size_t items = p.n * bg.count * chunks;
+      const size_t chunks = chunks0, items = p.n * bg.count * chunks;
       size_t most = 0;
       for (size_t t = 0; t < threads; ++t) {
         size_t blocks = 0;
@@ -271,6 +271,19 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   }
   const BlockGroups groups = groups_for(mob);
   const size_t pairs = groups.count;
+  // Chunks of whole tiles, 96 columns for the split above; then as long as at least 8 items
+  // per thread remain, up to 4x longer (a call per chunk and its setup cost ~3% of a short-K
+  // chunk of 96). bench_conv --blocked, 1 thread, three alternating runs against chunks of 96:
+  // 32 -> 16 at 112x112 97.0-97.3 -> 98.4-99.2 GFLOP/s, 16 -> 96 95.0-95.1 -> 96.6-97.3,
+  // 24 -> 144 at 56x56 99.3-99.6 -> 100.8-101.1. Not where an activation pass follows each
+  // chunk: it reads the chunk's output from L1 (4 blocks x 96 columns: 24 KiB).
+  size_t chunk = chunk0;
+  while (chunk_w != 0 && !HasVectorActivation(o.epilogue) && chunk < cols &&
+         chunk * 2 <= 4 * chunk_w &&
+         p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads) {
+    chunk = std::min(chunk * 2, cols);
+  }
+  const size_t chunks = (cols + chunk - 1) / chunk;
   const size_t items = p.n * pairs * rows * chunks;
   const Clamp clamp = ClampOf(o.epilogue);
   const float* bias = o.epilogue.bias_kind == gemm::BiasKind::kPerRow ? o.epilogue.bias : nullptr;

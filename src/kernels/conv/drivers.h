@@ -46,6 +46,8 @@ struct Clamp {
 Clamp ClampOf(const gemm::Epilogue& ep);
 // Applies the activations that a clamp cannot express (SiLU, HardSwish, GELU) to y[0, n).
 void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, size_t n);
+// Whether ApplyVectorActivation has anything to do for ep.
+bool HasVectorActivation(const gemm::Epilogue& ep);
 float ApplyActivation(const gemm::Epilogue& ep, float v);
 
 // kGemm1x1 and kIm2colGemm: W of each group packed with gemm::PackA.
