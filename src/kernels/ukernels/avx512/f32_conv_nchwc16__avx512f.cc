@@ -124,14 +124,18 @@ __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __
             Channel<OB, T, kHalf, kPf>(acc, half, x + ci, w + ci * kC, ows, p, pf);
           }
         } else {
-#pragma GCC unroll 16
-          for (size_t ci = 0; ci < n; ++ci) {
-            if (pf != 0) {
-              for (size_t o = 0; o < p->prefetch_blocks; ++o) {
+          // The next call's weights of this tap, pulled ahead of its channels (a test per
+          // channel put a stack load and a branch beside every 24 FMAs).
+          if (pf != 0) {
+            for (size_t o = 0; o < p->prefetch_blocks; ++o) {
+              for (size_t ci = 0; ci < n; ++ci) {
                 _mm_prefetch(reinterpret_cast<const char*>(w + pf + o * p->w_ob_stride + ci * kC),
                              _MM_HINT_T1);
               }
             }
+          }
+#pragma GCC unroll 16
+          for (size_t ci = 0; ci < n; ++ci) {
             Channel<OB, T, kHalf>(acc, half, x + ci, w + ci * kC, ows, p);
           }
         }
