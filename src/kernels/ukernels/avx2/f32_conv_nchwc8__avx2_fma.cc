@@ -15,8 +15,11 @@ constexpr size_t kC = 8;
 
 // The modes of a tile: kNchwc (in_c = 0: c contiguous input channels, unrolled), or an image
 // stem (in_c = 1..4 planes in_ci_stride apart) whose in_ow_stride is 1 or 2 (the mode's value:
-// each broadcast then reads a fixed offset from one pointer) or any (kStemAny).
-constexpr size_t kNchwc = 0, kStemAny = 3;
+// each broadcast then reads a fixed offset from one pointer) or any (kStemAny). kNchwcUnit is
+// kNchwc with columns kC floats apart (stride 1) known at compile time, so that a channel's
+// columns are displacements from one pointer rather than an offset register each (as in the
+// AVX-512 kernel).
+constexpr size_t kNchwc = 0, kStemAny = 3, kNchwcUnit = 4;
 
 // One input channel: acc[o][t] += x[t * ows] * w[o * w_ob_stride][0..kC).
 template <size_t OB, size_t T>
@@ -48,10 +51,11 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
 #pragma GCC unroll 2
     for (size_t o = 0; o < OB; ++o) acc[o][t] = bias[o];
   }
-  const size_t ows = p->in_ow_stride;
-  const size_t cin = kMode == kNchwc ? kC : p->in_c;
+  constexpr bool kBlocked = kMode == kNchwc || kMode == kNchwcUnit;
+  const size_t ows = kMode == kNchwcUnit ? kC : p->in_ow_stride;
+  const size_t cin = kBlocked ? kC : p->in_c;
   // A partial last input block runs its real channels only (the other weights are zero).
-  const size_t last = kMode == kNchwc && p->ic_last != 0 ? p->ic_last : kC;
+  const size_t last = kBlocked && p->ic_last != 0 ? p->ic_last : kC;
   for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
     const float* x_cb = input + cb * p->in_cb_stride;
     const float* w_cb = p->weights + cb * p->w_cb_stride;
@@ -60,11 +64,13 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
       for (size_t kw = 0; kw < p->kw; ++kw) {
         const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
         const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
-        if constexpr (kMode == kNchwc) {
+        if constexpr (kBlocked) {
           if (n == kC) {
+            const float* xt = x;
+            if constexpr (kMode == kNchwcUnit) asm("" : "+r"(xt));  // kept opaque to GCC
 #pragma GCC unroll 8
             for (size_t ci = 0; ci < kC; ++ci) {
-              Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
+              Channel(acc, xt + ci, w + ci * kC, ows, p->w_ob_stride);
             }
           } else {
             for (size_t ci = 0; ci < n; ++ci) {
@@ -141,13 +147,15 @@ void Row(const F32ConvNchwcParams* p) {
 }  // namespace
 
 void f32_conv_nchwc8__avx2_fma(const F32ConvNchwcParams* p) {
-  const size_t mode = p->in_c == 0                                     ? kNchwc
+  const size_t mode = p->in_c == 0 ? (p->in_ow_stride == kC ? kNchwcUnit : kNchwc)
                       : p->in_ow_stride == 1 || p->in_ow_stride == 2 ? p->in_ow_stride
                                                                      : kStemAny;
   const bool two = p->oc_blocks > 1;
   switch (mode) {
     case kNchwc:
       return two ? Row<2, kNchwc>(p) : Row<1, kNchwc>(p);
+    case kNchwcUnit:
+      return two ? Row<2, kNchwcUnit>(p) : Row<1, kNchwcUnit>(p);
     case 1:
       return two ? Row<2, 1>(p) : Row<1, 1>(p);
     case 2:
