@@ -419,23 +419,22 @@ Clamp ClampOf(const gemm::Epilogue& ep) {
   return c;
 }
 
-void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, size_t n) {
+ukernels::F32VUnaryParamFn VectorActivation(const gemm::Epilogue& ep, IsaLevel isa) {
   const gemm::GemmUkernel& uk = gemm::SelectGemmUkernel(isa);
   switch (ep.activation) {
     case gemm::Activation::kSilu:
-      return uk.silu(n, y, y, nullptr);
+      return uk.silu;
     case gemm::Activation::kHardSwish:
-      return uk.hswish(n, y, y, nullptr);
+      return uk.hswish;
     case gemm::Activation::kGelu:
-      return uk.gelu(n, y, y, nullptr);
+      return uk.gelu;
     default:
-      return;
+      return nullptr;
   }
 }
 
-bool HasVectorActivation(const gemm::Epilogue& ep) {
-  return ep.activation == gemm::Activation::kSilu || ep.activation == gemm::Activation::kHardSwish ||
-         ep.activation == gemm::Activation::kGelu;
+void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, size_t n) {
+  if (const ukernels::F32VUnaryParamFn act = VectorActivation(ep, isa)) act(n, y, y, nullptr);
 }
 
 float ApplyActivation(const gemm::Epilogue& ep, float v) {

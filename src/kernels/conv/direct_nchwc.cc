@@ -277,8 +277,9 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // 32 -> 16 at 112x112 97.0-97.3 -> 98.4-99.2 GFLOP/s, 16 -> 96 95.0-95.1 -> 96.6-97.3,
   // 24 -> 144 at 56x56 99.3-99.6 -> 100.8-101.1. Not where an activation pass follows each
   // chunk: it reads the chunk's output from L1 (4 blocks x 96 columns: 24 KiB).
+  const ukernels::F32VUnaryParamFn act = VectorActivation(o.epilogue, conv.isa());
   size_t chunk = chunk0;
-  while (chunk_w != 0 && !HasVectorActivation(o.epilogue) && chunk < cols &&
+  while (chunk_w != 0 && !act && chunk < cols &&
          chunk * 2 <= 4 * chunk_w &&
          p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads) {
     chunk = std::min(chunk * 2, cols);
@@ -426,9 +427,9 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
           ow = end;
         }
       }
-      for (size_t ob = 0; ob < nob; ++ob) {
-        ApplyVectorActivation(o.epilogue, conv.isa(), y_row + ob * base.out_ob_stride + ow0 * c,
-                              (ow1 - ow0) * c);
+      for (size_t ob = 0; act && ob < nob; ++ob) {
+        float* yb = y_row + ob * base.out_ob_stride + ow0 * c;
+        act((ow1 - ow0) * c, yb, yb, nullptr);
       }
     }
   });

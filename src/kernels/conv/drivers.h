@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/conv/conv.h"
+#include "kernels/ukernels/f32_hot.h"
 
 namespace kiln::conv {
 
@@ -44,10 +45,10 @@ struct Clamp {
   float max = std::numeric_limits<float>::infinity();
 };
 Clamp ClampOf(const gemm::Epilogue& ep);
-// Applies the activations that a clamp cannot express (SiLU, HardSwish, GELU) to y[0, n).
+// The kernel of `isa` for the activation a clamp cannot express (SiLU, HardSwish, GELU), or
+// null; ApplyVectorActivation applies it to y[0, n).
+ukernels::F32VUnaryParamFn VectorActivation(const gemm::Epilogue& ep, IsaLevel isa);
 void ApplyVectorActivation(const gemm::Epilogue& ep, IsaLevel isa, float* y, size_t n);
-// Whether ApplyVectorActivation has anything to do for ep.
-bool HasVectorActivation(const gemm::Epilogue& ep);
 float ApplyActivation(const gemm::Epilogue& ep, float v);
 
 // kGemm1x1 and kIm2colGemm: W of each group packed with gemm::PackA.

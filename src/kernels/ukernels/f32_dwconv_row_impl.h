@@ -9,8 +9,8 @@
 // the real row, and store only the outputs that exist.
 //
 // D provides: T (a vector of kV floats), M (a lane mask), kV, Load, LoadMasked(m, p) (zeros in
-// the masked-off lanes, which it neither reads nor faults on), LaneMask(start, in_w) (the lanes j
-// of a load at column start with 0 <= start + j < in_w), Store, StoreFirst(p, n, v) (lanes
+// the masked-off lanes, which it neither reads nor faults on), Lanes(lo, hi) (the mask of lanes
+// lo <= j < hi, 0 <= lo <= hi <= kV), Store, StoreFirst(p, n, v) (lanes
 // 0 .. n - 1), Set, Zero, Add, Fma (a * b + c), Max, Min, Even(lo, hi) and Odd(lo, hi) (the even
 // and odd floats of the 2 * kV in lo, hi).
 #pragma once
@@ -38,6 +38,14 @@ inline const float* DwAt(const float* row, long col) {
                                         static_cast<uintptr_t>(col) * sizeof(float));
 }
 
+// The lanes j of a load at input column `start` that fall inside [0, in_w).
+template <class D>
+inline typename D::M DwLaneMask(long start, long in_w) {
+  const long lo = -start < 0 ? 0 : (-start > D::kV ? D::kV : -start);
+  const long end = in_w - start > D::kV ? D::kV : in_w - start;
+  return D::Lanes(lo, end < lo ? lo : end);
+}
+
 // kV outputs whose windows start at column `base` of each row (base + S * j for lane j).
 // kMasked: the window may cross either end of the row, and every load is masked to [0, in_w).
 // Two accumulators, so that the FMAs of a window form two chains.
@@ -51,8 +59,8 @@ inline typename D::T DwVector(const float* const* rows, long base, long in_w,
   typename D::M m[K + 1], mh[K + 1];
   if constexpr (kMasked) {
     for (int o = 0; o < K; ++o) {
-      m[o] = D::LaneMask(base + o, in_w);
-      if constexpr (S == 2) mh[o] = D::LaneMask(base + o + D::kV, in_w);
+      m[o] = DwLaneMask<D>(base + o, in_w);
+      if constexpr (S == 2) mh[o] = DwLaneMask<D>(base + o + D::kV, in_w);
     }
   }
 #pragma GCC unroll 5

@@ -18,11 +18,7 @@ struct D {
   static constexpr int kV = 8;
   static T Load(const float* p) { return _mm256_loadu_ps(p); }
   static T LoadMasked(M m, const float* p) { return _mm256_maskload_ps(p, m); }
-  static M LaneMask(long start, long in_w) {
-    const long lo = -start < 0 ? 0 : (-start > kV ? kV : -start);
-    const long end = in_w - start > kV ? kV : in_w - start;
-    const long hi = end < lo ? lo : end;
-    // lo <= j < hi
+  static M Lanes(long lo, long hi) {
     const __m256i j = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i ge = _mm256_cmpgt_epi32(j, _mm256_set1_epi32(static_cast<int>(lo) - 1));
     const __m256i lt = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), j);

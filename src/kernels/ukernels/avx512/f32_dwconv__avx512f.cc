@@ -23,13 +23,7 @@ struct D {
   static constexpr int kV = 16;
   static T Load(const float* p) { return _mm512_loadu_ps(p); }
   static T LoadMasked(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
-  // Branch-free: the lanes [lo, hi) as bits.
-  static M LaneMask(long start, long in_w) {
-    const long lo = -start < 0 ? 0 : (-start > kV ? kV : -start);
-    const long end = in_w - start > kV ? kV : in_w - start;
-    const long hi = end < lo ? lo : end;
-    return static_cast<M>((1u << hi) - (1u << lo));
-  }
+  static M Lanes(long lo, long hi) { return static_cast<M>((1u << hi) - (1u << lo)); }
   static void Store(float* p, T v) { _mm512_storeu_ps(p, v); }
   static void StoreFirst(float* p, size_t n, T v) {
     _mm512_mask_storeu_ps(p, static_cast<M>((1u << n) - 1), v);
