@@ -110,10 +110,12 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 5, 11, 112, 3, 3, 2, 1),
       P(1, 16, 5, 6, 24, 1, 1, 1, 1),
       Asym(P(1, 16, 5, 7, 20, 1, 1), 1, 0, 0, 1, 2, 2),
-      // Unpadded strided 1x1s (direct_nchwc runs them over a subsampled copy): a partial input
-      // block, two images, unequal strides.
+      // Unpadded strided 1x1s (direct_nchwc gathers each chunk's pixels per thread): a partial
+      // input block, two images, unequal strides; 2 images of 15x15 = 225 pixels in chunks of
+      // 96 (a chunk crosses rows; at 2 and 3 threads, one thread's items start mid-chunk).
       P(2, 24, 9, 11, 40, 1, 1, 2),
       Asym(P(1, 20, 7, 9, 36, 1, 1), 0, 0, 0, 0, 3, 2),
+      P(2, 40, 29, 30, 72, 1, 1, 2),
       // Stems (C <= 4; kStemNchwc, kGroupedDirect) besides the ones above: grey at stride 2 with
       // M = 24 (a pair of blocks past M at 16, one block and a pair at 8), RGBA 7x7 s2 at
       // batch 2, rows wider than two tiles, a dilated window at stride 1, windows that miss

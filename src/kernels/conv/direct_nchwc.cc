@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "kernels/conv/conv_ukernels.h"
 #include "kernels/conv/drivers.h"
@@ -151,40 +152,76 @@ void FillEmpty(const float* bias, bool accumulate, size_t nob, size_t c, size_t 
 }
 
 // An unpadded 1x1 at a stride above 1 reads one pixel in stride_h * stride_w: it runs as the
-// stride-1 layer over the pixels it reads, copied once into a plane of OH x OW, where its tiles
-// run over whole rows of pixels (one row of OH * OW) instead of row by row with strided loads.
-// bench_conv --blocked, 1 thread: see the commit.
-bool SubsampleOnce(const ConvParams& p) {
+// stride-1 layer over the pixels it reads (one row of OH * OW, where tiles stay full instead of
+// cut row by row, with unit-stride loads). Each thread gathers the pixels of the chunk it works
+// on into its own buffer, which the chunk's output blocks then read from L2. Gathering the whole
+// plane first took 10-15% of a 1x1 s2 256 -> 512 at 56x56 (perf): the memory-bound copy ran
+// alone, and its output was read back from L3 by every group of blocks.
+bool Gathers(const ConvParams& p) {
   return p.kh == 1 && p.kw == 1 && (p.stride_h > 1 || p.stride_w > 1) && !p.pad_top &&
          !p.pad_left && !p.pad_bottom && !p.pad_right;
 }
 
-size_t SubsampledFloats(const ConvParams& p, size_t c) {
-  return SubsampleOnce(p) ? p.n * ((p.c + c - 1) / c) * p.out_h() * p.out_w() * c : 0;
+// A chunk's gathered pixels stay within this (with the weights of a group of blocks, in L2).
+constexpr size_t kGatherBytes = 400u << 10;
+constexpr size_t kMinChunk = 96, kMaxChunk = 4 * kMinChunk;  // columns of a 1x1 over pixels
+
+// The longest chunk a gathering layer may grow to: kMinChunk doubled while the pixels stay
+// within kGatherBytes, at most kMaxChunk and the plane.
+size_t GatherChunkCap(const ConvParams& p, size_t c) {
+  const size_t pixel = (p.c + c - 1) / c * c * sizeof(float);
+  size_t cap = kMinChunk;
+  while (cap * 2 <= kMaxChunk && cap * 2 * pixel <= kGatherBytes) cap *= 2;
+  return std::min(cap, p.out_h() * p.out_w());
 }
 
-// The pixels (oy * stride_h, ox * stride_w) of x (NCHWc) into dst, plane by plane.
-void Subsample(const ConvParams& p, size_t c, const float* x, float* dst, ThreadPool* pool) {
-  const size_t oh = p.out_h(), ow = p.out_w();
-  const size_t rows = p.n * ((p.c + c - 1) / c) * oh;
-  const size_t threads = std::min(ThreadCount(pool), rows);
-  ParallelFor(pool, threads, [&](size_t t) {
-    for (size_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r) {
-      const size_t plane = r / oh, oy = r % oh;
-      const float* src = x + (plane * p.h + oy * p.stride_h) * p.w * c;
-      float* d = dst + r * ow * c;
-      for (size_t ox = 0; ox < ow; ++ox) {
-        std::copy_n(src + ox * p.stride_w * c, c, d + ox * c);
+size_t GatherFloats(const ConvParams& p, size_t c, size_t threads) {
+  if (!Gathers(p)) return 0;
+  return std::max<size_t>(threads, 1) * ((p.c + c - 1) / c) * c * GatherChunkCap(p, c);
+}
+
+// Pixels [j0, j1) of the subsampled plane (pixel j: oy = j / OW, ox = j % OW, read at (oy *
+// stride_h, ox * stride_w)) of every input block of one image x_n (NCHWc) into dst, a block's
+// pixels `cb_stride` floats apart. A pixel's block moves at a size known at compile time: one
+// or two vector moves, where a copy of c floats at run time called memmove per pixel.
+void SubsampleChunk(const ConvParams& p, size_t c, const float* x_n, size_t j0, size_t j1,
+                    float* dst, size_t cb_stride) {
+  const size_t ow = p.out_w(), cb_n = (p.c + c - 1) / c;
+  // block: an integral_constant for the blocks the microkernels use, folded into the moves.
+  auto copy = [&](auto block) {
+    const size_t kc = block;
+    for (size_t cb = 0; cb < cb_n; ++cb) {
+      const float* plane = x_n + cb * p.h * p.w * kc;
+      float* d = dst + cb * cb_stride;
+      for (size_t j = j0; j < j1;) {
+        const size_t oy = j / ow, ox0 = j % ow, ox1 = std::min(ow, ox0 + (j1 - j));
+        const float* src = plane + oy * p.stride_h * p.w * kc;
+        // The next row's pixels, while this one's move: the stride prefetcher retrains on
+        // every short row (+2-3% on 256 -> 512 at 56x56).
+        for (size_t ox = ox0; oy + 1 < p.out_h() && ox < ox1; ++ox) {
+          __builtin_prefetch(src + (p.stride_h * p.w + ox * p.stride_w) * kc, 0, 3);
+        }
+        for (size_t ox = ox0; ox < ox1; ++ox, d += kc) {
+          std::memcpy(d, src + ox * p.stride_w * kc, kc * sizeof(float));
+        }
+        j += ox1 - ox0;
       }
     }
-  });
+  };
+  if (c == 16) {
+    copy(std::integral_constant<size_t, 16>{});
+  } else if (c == 8) {
+    copy(std::integral_constant<size_t, 8>{});
+  } else {
+    copy(c);
+  }
 }
 
 }  // namespace
 
-size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t /*threads*/) {
+size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t threads) {
   return std::max(PaddedOf(conv.params(), conv.block()).floats,
-                  SubsampledFloats(conv.params(), conv.block()));
+                  GatherFloats(conv.params(), conv.block(), threads));
 }
 
 Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
@@ -204,10 +241,10 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
     p.w = pad.wp;
     p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 0;
   }
-  if (SubsampleOnce(conv.params())) {  // unpadded: x is still the input, not a padded copy
+  const size_t x_image = (p.c + c - 1) / c * p.h * p.w * c;  // floats of an image of x
+  const bool gather = Gathers(conv.params());  // unpadded: x is the input itself
+  if (gather) {
     if (!workspace) return Status::Error("conv: direct_nchwc needs its workspace");
-    Subsample(p, c, x, workspace, o.pool);
-    x = workspace;
     p.h = oh_n;
     p.w = ow_n;
     p.stride_h = p.stride_w = 1;
@@ -227,7 +264,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
     p.h = 1;
     cols *= rows;
     rows = 1;
-    chunk_w = 96;
+    chunk_w = kMinChunk;
     clip = false;  // a padded 1x1: the rows of the padded plane run as one
   }
   const size_t cb_n = (p.c + c - 1) / c, mb_n = (p.m + c - 1) / c;
@@ -279,8 +316,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // chunk: it reads the chunk's output from L1 (4 blocks x 96 columns: 24 KiB).
   const ukernels::F32VUnaryParamFn act = VectorActivation(o.epilogue, conv.isa());
   size_t chunk = chunk0;
-  while (chunk_w != 0 && !act && chunk < cols &&
-         chunk * 2 <= 4 * chunk_w &&
+  const size_t chunk_cap = gather ? GatherChunkCap(q, c) : kMaxChunk;
+  while (chunk_w != 0 && !act && chunk < cols && chunk * 2 <= chunk_cap &&
          p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads) {
     chunk = std::min(chunk * 2, cols);
   }
@@ -295,7 +332,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   base.ic_last = p.c % c;  // a partial last input block: the kernel skips its zero lanes
   base.kh = p.kh;
   base.kw = p.kw;
-  base.in_cb_stride = p.h * p.w * c;
+  base.in_cb_stride = (gather ? chunk : p.h * p.w) * c;
   base.in_kh_stride = p.dilation_h * p.w * c;
   base.in_kw_stride = p.dilation_w * c;
   base.in_ow_stride = p.stride_w * c;
@@ -317,14 +354,19 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   const bool prefetch_next = base.w_ob_stride * mob * sizeof(float) <= (128u << 10);
   ParallelFor(o.pool, threads, [&](size_t t) {
     float bias_tail[64];  // bias of the blocks of a call (up to 4 x 16) past M, zero-padded
+    float* gathered = gather ? workspace + t * cb_n * c * chunk : nullptr;
+    size_t gathered_chunk = items;  // (image, chunk) in `gathered`: none yet
     for (size_t item = items * t / threads; item < items * (t + 1) / threads; ++item) {
       // Over the copy, the rows of a pair start in the middle: the first row of a pair pulls its
       // weights from L3, and a full-window row reads them in one sequential stream, where a
       // clipped row skips every third tap and leaves the rest to the next row (ResNet's
       // 512->512 at 7x7, 2.4 ms starting at row 0 against 2.04 ms).
       const size_t skew = clip && copied ? rows / 2 : 0;
-      const size_t part = item % chunks, oh = (item / chunks + skew) % rows;
-      const size_t pair = item / chunks / rows % pairs, n = item / chunks / rows / pairs;
+      size_t part = item % chunks, oh = (item / chunks + skew) % rows;
+      size_t pair = item / chunks / rows % pairs, n = item / chunks / rows / pairs;
+      if (gather) {  // items by (image, chunk, group): a chunk's groups follow its gathering
+        pair = item % pairs, part = item / pairs % chunks, n = item / pairs / chunks, oh = 0;
+      }
       const size_t ob0 = groups.Start(pair), nob = groups.Size(pair);
       ukernels::F32ConvNchwcParams k = base;
       k.oc_blocks = nob;
@@ -332,15 +374,24 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       if (k.oc_last == c) k.oc_last = 0;
       k.bias = BlockBias(bias, ob0, nob, c, p.m, bias_tail);
       const float* w_pair = weights + ob0 * base.w_ob_stride;
-      // The pair's last item (its last row and chunk) pulls the next pair's weights.
-      const bool last_of_pair = item % (chunks * rows) + 1 == chunks * rows;
+      // The pair's last item (its last row and chunk) pulls the next pair's weights; where
+      // items go by chunk, every item pulls those of the next.
+      const bool last_of_pair = gather || item % (chunks * rows) + 1 == chunks * rows;
       if (prefetch_next && last_of_pair && pair + 1 < pairs) {
         k.prefetch = w_pair + nob * base.w_ob_stride;
         k.prefetch_blocks = groups.Size(pair + 1);
       }
       float* y_row = y + ((n * mb_n + ob0) * rows + oh) * cols * c;
-      const float* x_n = x + n * cb_n * p.h * p.w * c;
+      const float* x_n = x + n * x_image;
       const size_t ow0 = part * chunk, ow1 = std::min(cols, ow0 + chunk);
+      if (gather) {
+        if (gathered_chunk != n * chunks + part) {
+          SubsampleChunk(q, c, x_n, ow0, ow1, gathered, chunk * c);
+          gathered_chunk = n * chunks + part;
+        }
+        x_n = gathered;
+      }
+      const size_t col0 = gather ? ow0 : 0;  // the column that x_n's first pixel holds
       // Whole tiles, then the rest, as the microkernel cuts a row, unless the rest would be
       // narrower than tile_min: then tiles of equal width (14 columns at AVX-512 run as 7 + 7,
       // not 12 + 2), as long as those are not narrower themselves: 7 columns at AVX2 run faster
@@ -357,7 +408,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
         // Input offsets of the first tap of column a (in the copy's coordinates, or the input's
         // when it is clipped in place, where they are >= 0).
         const size_t ih = oh * p.stride_h + kh_lo * p.dilation_h - (copied ? 0 : q.pad_top);
-        const size_t iw = a * p.stride_w + kw_lo * p.dilation_w - (copied ? 0 : q.pad_left);
+        const size_t iw =
+            a * p.stride_w + kw_lo * p.dilation_w - (copied ? 0 : q.pad_left) - col0;
         k.input = x_n + (ih * p.w + iw) * c;
         k.output = y_row + a * c;
         k.ow = b - a;
