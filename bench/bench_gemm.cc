@@ -180,8 +180,12 @@ int Main(int argc, char** argv) {
         c.reps = std::clamp<size_t>(static_cast<size_t>(0.02 / t), 1, 100000);
       }
       const double peak = MeasureFmaPeak(static_cast<int>(threads), 0.05, g_cpu_clock);
+      // Each round starts one library later, so that each follows each of the others equally
+      // often: a library's threads still spinning (or its data still in cache) after its batch
+      // otherwise weigh on the same next library every time.
       for (size_t r = 0; r < rounds; ++r) {
-        for (Contender& c : cs) {
+        for (size_t j = 0; j < cs.size(); ++j) {
+          Contender& c = cs[(j + r) % cs.size()];
           float* out = &c == &cs[0] ? c_kiln.data() : &c == &cs[1] ? c_ref.data() : c_tmp.data();
           const double t0 = Now();
           for (size_t i = 0; i < c.reps; ++i) c.run(out);
