@@ -31,6 +31,15 @@ struct PackedMatrixAccess {
 // than the reuse saves.
 constexpr size_t kInPlaceMaxPanels = 4;
 
+// Plain B with contiguous rows is read in place, not packed, over K blocks up to this long: a
+// tile's B panel (kc rows of NR floats) then stays in L1 for the next tiles even when the rows
+// lie pages apart, and the panels are not copied at all. Measured, 1 thread, plain Sgemm, best
+// of runs, packed -> in place: 64x3136x64 96.2 -> 103.3 GFLOP/s, 128x784x128 105.6 -> 108.9,
+// 256x3136x128 106.7 -> 109.3, 256x784x256 110.7 -> 113.4; level at 64x3136x256, 128x784x256.
+// Longer blocks leave L1, and their rows, pages apart, thrash it: 128x784x1152 with B in place
+// ran 10-20% slower.
+constexpr size_t kDirectBMaxK = 256;
+
 // Whether C^T = B^T * A^T should run instead of C = A * B (gemm.cc explains the model).
 // b_rows_plain: B is plain with contiguous rows. a_prepacked: A is packed once ahead (PackA), so
 // the choice costs no packing either way.

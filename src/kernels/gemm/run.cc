@@ -135,15 +135,17 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
   // (Reading plain B in place through the microkernel's ldb was measured too: 10-20% slower on
   // 64x3136x576 and 128x784x1152, its rows being pages apart and in few L1 sets.)
   // With a single row of tiles (M <= MR) nothing is reused at all: plain B is read in place.
-  // So are rows of B at most kDirectBRowBytes apart, in whole lines: two or more rows to a
+  // So is B over short K blocks (kDirectBMaxK), and rows of B at most kDirectBRowBytes apart, in whole lines: two or more rows to a
   // page, where the hardware prefetchers follow them, all rows aligned alike. 1
   // thread, bench_gemm, two alternating runs: 256^3 0.99 -> 1.00 of oneDNN (packing took 2.4%,
   // perf), 2 threads 0.95 -> 0.97; 768x128x768 and 3072x128x768 level. Rows a few lines apart
   // that split lines lost: 512x49x4608 (196-byte rows) 3% slower.
   constexpr size_t kDirectBRowBytes = 2048;
   const size_t row_bytes = pb.b.rs * sizeof(float);
-  const bool direct_b = !pb.b.packed && pb.b.cs == 1 &&
-                        (m1 - m0 <= mr || (row_bytes <= kDirectBRowBytes && row_bytes % 64 == 0));
+  const bool direct_b =
+      !pb.b.packed && pb.b.cs == 1 &&
+      (m1 - m0 <= mr || pb.kc <= kDirectBMaxK ||
+       (row_bytes <= kDirectBRowBytes && row_bytes % 64 == 0));
   const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
