@@ -144,7 +144,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
   const size_t row_bytes = pb.b.rs * sizeof(float);
   const bool direct_b =
       !pb.b.packed && pb.b.cs == 1 &&
-      (m1 - m0 <= mr || pb.kc <= kDirectBMaxK ||
+      (m1 - m0 <= mr || pb.kc * kDirectBMaxKAtNr <= kDirectBMaxK * nr ||
        (row_bytes <= kDirectBRowBytes && row_bytes % 64 == 0));
   const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
   thread_local Workspace a_ws, b_ws;
