@@ -126,26 +126,38 @@ void PackB(const Problem& pb, const float* src, size_t kc, size_t cols, float* d
   PackBPanels(src, pb.b.rs, pb.b.cs, kc, cols, nr, dst, kc * nr);
 }
 
+// Whether the microkernel reads plain B (contiguous rows) in place through ldb rather than from
+// packed panels, for a slab of `rows` rows of C. The packing is a copy that misses on every row
+// (rows lie pages apart, out of the prefetchers' reach), so it pays only where the panel would
+// thrash L1 when read in place:
+// - a single row of tiles (rows <= MR) reuses nothing anyway;
+// - short K blocks (kDirectBMaxK, driver.h): the panel stays in L1 for the next tiles;
+// - with the 14x32 tile (a panel row is two lines, read once per 28 FMA cycles), rows a whole
+//   number of lines apart and not a multiple of 2 KiB (whose rows all fall into one or two L1
+//   sets). AVX-512, 1 thread, plain Sgemm, best of runs, packed ->
+//   in place, normal product: 256^3 111.3 -> 112.7 GFLOP/s, 256x784x512 111.9 -> 114.7,
+//   128x784x2304 105.4 -> 111.5, 64x3136x576 95.9 -> 113.4, 768^3 112.7 -> 114.1; 4 KiB rows
+//   (1024^3) 110.2 -> 108.3, 6 KiB (1536^3) 108.6 -> 103.5, 16 KiB (256x4096x1024) 99.3 ->
+//   91.3; 196-byte rows (512x49x4608, lines split unevenly) 3% slower. The 6x16 AVX2 tile (a
+//   line per row, read once per 6 FMA cycles) loses 6-26% in place on all of those (256^3 96.8
+//   -> 91.3, 512^3 103.9 -> 85.5, 768^3 104.4 -> 77.2): it packs them.
+bool ReadBInPlace(const Problem& pb, size_t rows) {
+  const size_t mr = pb.uk->mr, nr = pb.uk->nr;
+  if (pb.b.packed || pb.b.cs != 1) return false;
+  if (rows <= mr || pb.kc * kDirectBMaxKAtNr <= kDirectBMaxK * nr) return true;
+  constexpr size_t kLine = 64, kSetAlias = 2048;
+  const size_t row_bytes = pb.b.rs * sizeof(float);
+  return nr * sizeof(float) >= 2 * kLine && row_bytes % kLine == 0 &&
+         (row_bytes <= kSetAlias || row_bytes % kSetAlias != 0);
+}
+
 // C[m0:m1, n0:n1]; m0 (n0) is a multiple of MR (NR) when A (B) is prepacked.
 // Loop order as in BLIS: N blocks (L3), K blocks, M blocks (L2), then NR panels and MR panels.
 void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   // With a single M block every B panel is used once, right away: pack it just before use (it is
   // still in L1/L2 when the microkernel reads it) rather than writing the whole block out.
-  // (Reading plain B in place through the microkernel's ldb was measured too: 10-20% slower on
-  // 64x3136x576 and 128x784x1152, its rows being pages apart and in few L1 sets.)
-  // With a single row of tiles (M <= MR) nothing is reused at all: plain B is read in place.
-  // So is B over short K blocks (kDirectBMaxK), and rows of B at most kDirectBRowBytes apart, in whole lines: two or more rows to a
-  // page, where the hardware prefetchers follow them, all rows aligned alike. 1
-  // thread, bench_gemm, two alternating runs: 256^3 0.99 -> 1.00 of oneDNN (packing took 2.4%,
-  // perf), 2 threads 0.95 -> 0.97; 768x128x768 and 3072x128x768 level. Rows a few lines apart
-  // that split lines lost: 512x49x4608 (196-byte rows) 3% slower.
-  constexpr size_t kDirectBRowBytes = 2048;
-  const size_t row_bytes = pb.b.rs * sizeof(float);
-  const bool direct_b =
-      !pb.b.packed && pb.b.cs == 1 &&
-      (m1 - m0 <= mr || pb.kc * kDirectBMaxKAtNr <= kDirectBMaxK * nr ||
-       (row_bytes <= kDirectBRowBytes && row_bytes % 64 == 0));
+  const bool direct_b = ReadBInPlace(pb, m1 - m0);
   const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
