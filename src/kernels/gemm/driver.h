@@ -31,17 +31,6 @@ struct PackedMatrixAccess {
 // than the reuse saves.
 constexpr size_t kInPlaceMaxPanels = 4;
 
-// Plain B with contiguous rows is read in place, not packed, over K blocks up to kDirectBMaxK
-// long at NR = kDirectBMaxKAtNr (in proportion at other NR): a tile's B panel (kc rows of NR
-// floats) then stays in L1 or close to it for the next tiles even when the rows lie pages
-// apart, and nothing is copied. Measured, 1 thread, AVX-512, plain Sgemm, best of runs, packed
-// -> in place: 64x3136x64 96.2 -> 103.3 GFLOP/s, 128x784x128 105.6 -> 108.9, 256x3136x128
-// 106.7 -> 109.3, 256x784x256 110.7 -> 113.4; level at 64x3136x256, 128x784x256. Longer blocks
-// thrash L1 with rows pages apart: 128x784x1152 in place ran 10-20% slower. A narrower tile
-// misses more per FMA (AVX2's 6x16: a line per 6 FMA cycles, against 2 per 28): 1x1 224->128
-// at 56x56 (K = 224) ran 13% slower in place there (bench_conv, KILN_ISA=avx2).
-constexpr size_t kDirectBMaxK = 256, kDirectBMaxKAtNr = 32;
-
 // Whether C^T = B^T * A^T should run instead of C = A * B (gemm.cc explains the model).
 // b_rows_plain: B is plain with contiguous rows. a_prepacked: A is packed once ahead (PackA), so
 // the choice costs no packing either way.

@@ -129,23 +129,26 @@ void PackB(const Problem& pb, const float* src, size_t kc, size_t cols, float* d
 // Whether the microkernel reads plain B (contiguous rows) in place through ldb rather than from
 // packed panels, for a slab of `rows` rows of C. The packing is a copy that misses on every row
 // (rows lie pages apart, out of the prefetchers' reach), so it pays only where the panel would
-// thrash L1 when read in place:
-// - a single row of tiles (rows <= MR) reuses nothing anyway;
-// - short K blocks (kDirectBMaxK, driver.h): the panel stays in L1 for the next tiles;
-// - with the 14x32 tile (a panel row is two lines, read once per 28 FMA cycles), rows a whole
-//   number of lines apart and not a multiple of 2 KiB (whose rows all fall into one or two L1
-//   sets). AVX-512, 1 thread, plain Sgemm, best of runs, packed ->
-//   in place, normal product: 256^3 111.3 -> 112.7 GFLOP/s, 256x784x512 111.9 -> 114.7,
-//   128x784x2304 105.4 -> 111.5, 64x3136x576 95.9 -> 113.4, 768^3 112.7 -> 114.1; 4 KiB rows
-//   (1024^3) 110.2 -> 108.3, 6 KiB (1536^3) 108.6 -> 103.5, 16 KiB (256x4096x1024) 99.3 ->
+// thrash L1 when read in place. B is read in place:
+// - for a single row of tiles (rows <= MR), which reuses nothing anyway;
+// - over K blocks up to kShortK long at NR = 32 (in proportion at other NR): the panel (KC rows
+//   of NR floats) stays in L1 for the next tiles. AVX-512, 1 thread, plain Sgemm, best of runs,
+//   packed -> in place: 64x3136x64 96.2 -> 103.3 GFLOP/s, 128x784x128 105.6 -> 108.9,
+//   256x3136x128 106.7 -> 109.3, 256x784x256 110.7 -> 113.4. At AVX2's NR = 16 the limit is
+//   128: 1x1 224 -> 128 at 56x56 (K = 224) ran 13% slower in place (bench_conv);
+// - with the 14x32 tile (a panel row is two lines, read once per 28 FMA cycles), for rows a
+//   whole number of lines apart and not a multiple of 2 KiB (those put every row in one or two
+//   L1 sets). Normal product, packed -> in place: 256^3 111.3 -> 112.7, 256x784x512 111.9 ->
+//   114.7, 128x784x2304 105.4 -> 111.5, 64x3136x576 95.9 -> 113.4, 768^3 112.7 -> 114.1; 4 KiB
+//   rows (1024^3) 110.2 -> 108.3, 6 KiB (1536^3) 108.6 -> 103.5, 16 KiB (256x4096x1024) 99.3 ->
 //   91.3; 196-byte rows (512x49x4608, lines split unevenly) 3% slower. The 6x16 AVX2 tile (a
 //   line per row, read once per 6 FMA cycles) loses 6-26% in place on all of those (256^3 96.8
 //   -> 91.3, 512^3 103.9 -> 85.5, 768^3 104.4 -> 77.2): it packs them.
 bool ReadBInPlace(const Problem& pb, size_t rows) {
+  constexpr size_t kShortK = 256, kShortKAtNr = 32, kLine = 64, kSetAlias = 2048;
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   if (pb.b.packed || pb.b.cs != 1) return false;
-  if (rows <= mr || pb.kc * kDirectBMaxKAtNr <= kDirectBMaxK * nr) return true;
-  constexpr size_t kLine = 64, kSetAlias = 2048;
+  if (rows <= mr || pb.kc * kShortKAtNr <= kShortK * nr) return true;
   const size_t row_bytes = pb.b.rs * sizeof(float);
   return nr * sizeof(float) >= 2 * kLine && row_bytes % kLine == 0 &&
          (row_bytes <= kSetAlias || row_bytes % kSetAlias != 0);

@@ -1,6 +1,6 @@
 // The body of the plain (NCHW) depthwise row microkernels of f32_dwconv.h (F32DwConvRow: 3x3 and
 // 5x5, strides 1 and 2), written once over the row traits D of an ISA file. Included only by the
-// files in ukernels/<isa>/ after they define D; internal linkage, one copy per ISA (see
+// f32_hot__<isa>.cc files after they define D; internal linkage, one copy per ISA (see
 // src/kernels/CMakeLists.txt), and no std:: templates for the same reason.
 //
 // A vector holds D::kV output columns of one row. Stride 2 loads 2 * kV consecutive inputs and
@@ -11,8 +11,9 @@
 // D provides: T (a vector of kV floats), M (a lane mask), kV, Load, LoadMasked(m, p) (zeros in
 // the masked-off lanes, which it neither reads nor faults on), Lanes(lo, hi) (the mask of lanes
 // lo <= j < hi, 0 <= lo <= hi <= kV), Store, StoreFirst(p, n, v) (lanes
-// 0 .. n - 1), Set, Zero, Add, Fma (a * b + c), Max, Min, Even(lo, hi) and Odd(lo, hi) (the even
-// and odd floats of the 2 * kV in lo, hi).
+// 0 .. n - 1), Set, Add, Fma (a * b + c), Max, Min, Evens(lo, hi) and Odds(lo, hi) (the even
+// and odd floats of the 2 * kV in lo, hi): the hot kernels' traits V of the same ISA file, plus
+// the masks.
 #pragma once
 
 #include <cstddef>
@@ -53,7 +54,7 @@ template <class D, int K, int S, bool kMasked>
 inline typename D::T DwVector(const float* const* rows, long base, long in_w,
                               const typename D::T* wv, typename D::T bias) {
   using T = typename D::T;
-  T acc0 = bias, acc1 = D::Zero();
+  T acc0 = bias, acc1 = D::Set(0.0f);
   // The masks of the loads at offsets 0 .. K - 1 (and kV more for stride 2), the same in every
   // window row: computed once here, not per tap.
   typename D::M m[K + 1], mh[K + 1];
@@ -84,7 +85,7 @@ inline typename D::T DwVector(const float* const* rows, long base, long in_w,
           lo = D::Load(rows[ky] + c);
           hi = D::Load(rows[ky] + c + D::kV);
         }
-        xv = (kx & 1) ? D::Odd(lo, hi) : D::Even(lo, hi);
+        xv = (kx & 1) ? D::Odds(lo, hi) : D::Evens(lo, hi);
       }
       if ((ky * K + kx) & 1) {
         acc1 = D::Fma(wv[ky * K + kx], xv, acc1);
@@ -138,7 +139,7 @@ void DwPaddedRow(const F32DwConvRow* a) {
   for (int ky = 0; ky < K; ++ky) {
     rows[ky] = a->rows[ky] ? a->rows[ky] : any_row;
     for (int kx = 0; kx < K; ++kx) {
-      wv[ky * K + kx] = a->rows[ky] ? D::Set(a->w[ky * K + kx]) : D::Zero();
+      wv[ky * K + kx] = a->rows[ky] ? D::Set(a->w[ky * K + kx]) : D::Set(0.0f);
     }
   }
   DwBody<D, K, S>(rows, wv, a, a->out);

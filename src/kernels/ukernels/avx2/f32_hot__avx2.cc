@@ -92,10 +92,33 @@ struct V {
   }
 };
 
+// The NCHW depthwise row kernels (f32_dwconv_row_impl.h): 8 output columns per vector; stride
+// 2 splits 16 consecutive inputs with Evens/Odds (one shuffle + one lane permute each). Register
+// budget, 3x3: 9 weight vectors + bias + 2 accumulators + loads = 15 of 16 (5x5 keeps its 25
+// weights in memory as FMA operands). Edge vectors load under arbitrary lane ranges.
+struct DwRow : V {
+  using M = __m256i;  // the sign bits maskload reads
+  static constexpr int kV = static_cast<int>(kWidth);
+  static T LoadMasked(M m, const float* p) { return _mm256_maskload_ps(p, m); }
+  static M Lanes(long lo, long hi) {
+    const __m256i j = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i ge = _mm256_cmpgt_epi32(j, _mm256_set1_epi32(static_cast<int>(lo) - 1));
+    const __m256i lt = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), j);
+    return _mm256_and_si256(ge, lt);
+  }
+  // Lane by lane: a masked store (vmaskmovps) is microcoded and slow on AMD cores.
+  static void StoreFirst(float* p, size_t n, T v) {
+    alignas(32) float res[kV];
+    _mm256_store_ps(res, v);
+    for (size_t i = 0; i < n; ++i) p[i] = res[i];
+  }
+};
+
 }  // namespace
 }  // namespace kiln::ukernels
 
 #include "kernels/ukernels/f32_dwconv_nchwc_impl.h"
+#include "kernels/ukernels/f32_dwconv_row_impl.h"
 #include "kernels/ukernels/f32_gconv_impl.h"
 #include "kernels/ukernels/f32_gemv_panel_impl.h"
 #include "kernels/ukernels/f32_hot_impl.h"
@@ -105,4 +128,8 @@ KILN_DEFINE_F32_HOT_UKERNELS(avx2, V)
 KILN_DEFINE_F32_GEMV_PANEL_UKERNEL(avx2, V)
 KILN_DEFINE_F32_GCONV_UKERNEL(avx2_fma, V, 1)
 KILN_DEFINE_F32_DWCONV_NCHWC_UKERNEL(f32_dwconv_nchwc8__avx2_fma, V)
+void f32_dwconv3x3_s1__avx2_fma(const F32DwConvRow* a) { DwRows<DwRow, 3, 1>(a); }
+void f32_dwconv3x3_s2__avx2_fma(const F32DwConvRow* a) { DwRows<DwRow, 3, 2>(a); }
+void f32_dwconv5x5_s1__avx2_fma(const F32DwConvRow* a) { DwRows<DwRow, 5, 1>(a); }
+void f32_dwconv5x5_s2__avx2_fma(const F32DwConvRow* a) { DwRows<DwRow, 5, 2>(a); }
 }  // namespace kiln::ukernels

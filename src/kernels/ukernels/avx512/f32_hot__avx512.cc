@@ -90,10 +90,23 @@ struct V {
   }
 };
 
+// The NCHW depthwise row kernels (f32_dwconv_row_impl.h): 16 output columns per vector; stride
+// 2 splits 32 consecutive inputs with Evens/Odds (one two-source permute each). Register budget:
+// 9 (3x3) or 25 (5x5) weight vectors + bias + 2 accumulators + loads, within the 32 zmm
+// registers. Edge vectors load and store under lane masks.
+struct DwRow : V {
+  using M = __mmask16;
+  static constexpr int kV = static_cast<int>(kWidth);
+  static T LoadMasked(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+  static M Lanes(long lo, long hi) { return static_cast<M>((1u << hi) - (1u << lo)); }
+  static void StoreFirst(float* p, size_t n, T v) { StorePartial(p, v, n); }
+};
+
 }  // namespace
 }  // namespace kiln::ukernels
 
 #include "kernels/ukernels/f32_dwconv_nchwc_impl.h"
+#include "kernels/ukernels/f32_dwconv_row_impl.h"
 #include "kernels/ukernels/f32_gconv_impl.h"
 #include "kernels/ukernels/f32_gemv_panel_impl.h"
 #include "kernels/ukernels/f32_hot_impl.h"
@@ -103,4 +116,8 @@ KILN_DEFINE_F32_HOT_UKERNELS(avx512, V)
 KILN_DEFINE_F32_GEMV_PANEL_UKERNEL(avx512, V)
 KILN_DEFINE_F32_GCONV_UKERNEL(avx512f, V, 2)
 KILN_DEFINE_F32_DWCONV_NCHWC_UKERNEL(f32_dwconv_nchwc16__avx512f, V)
+void f32_dwconv3x3_s1__avx512f(const F32DwConvRow* a) { DwRows<DwRow, 3, 1>(a); }
+void f32_dwconv3x3_s2__avx512f(const F32DwConvRow* a) { DwRows<DwRow, 3, 2>(a); }
+void f32_dwconv5x5_s1__avx512f(const F32DwConvRow* a) { DwRows<DwRow, 5, 1>(a); }
+void f32_dwconv5x5_s2__avx512f(const F32DwConvRow* a) { DwRows<DwRow, 5, 2>(a); }
 }  // namespace kiln::ukernels
