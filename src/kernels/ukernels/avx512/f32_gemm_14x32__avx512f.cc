@@ -96,6 +96,17 @@ template <int kRows, int kVecs>
   }
 }
 
+// The lines of a tile's rows of C (up to 32 floats a row: 3 lines when C is not 64-byte aligned).
+template <int kRows, _mm_hint kHint>
+[[gnu::always_inline]] inline void PrefetchC(const float* c, size_t ldc, size_t nr) {
+#pragma GCC unroll 14
+  for (int i = 0; i < kRows; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), kHint);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), kHint);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), kHint);
+  }
+}
+
 // kRows rows; kVecs = 1 or 2 vectors of 16 columns, the last one masked by `last`.
 template <int kRows, int kVecs>
 void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
@@ -111,14 +122,16 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   // stalling the stores after it (C of a 1x1 convolution is megabytes, often out of L3 too).
   // Measured, 1 thread, layers cycling through 16 outputs and weight copies: 64->256@56 79 -> 85
   // GFLOP/s, 128->512@28 94 -> 99, 256->64@56 100 -> 107. Not for the transposed store (its 2
-  // lines per column of the tile): 1024->2048@14 s2 ran 3% slower in ResNet-50. Nor for long k
-  // loops, which hide the stores' misses behind enough work anyway.
-  if (!params->trans_c && kc <= kPrefetchCMaxK) {
-#pragma GCC unroll 14
-    for (int i = 0; i < kRows; ++i) {
-      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), _MM_HINT_T0);
+  // lines per column of the tile): 1024->2048@14 s2 ran 3% slower in ResNet-50. A long k loop
+  // streams more than L1 holds before the stores, so there they go to L2 (prefetcht1): plain
+  // Sgemm, 1 thread, median of 25 interleaved rounds, without -> with: 3072x128x768 108.8 ->
+  // 110.3 GFLOP/s, 6144x128x768 106.9 -> 108.6, 1000^3 109.4 -> 111.2 (C of megabytes, its
+  // lines out of L3 when the tile stores them); 1024^3, 128x784x1152, 256x196x2304 level.
+  if (!params->trans_c) {
+    if (kc <= kPrefetchCMaxK) {
+      PrefetchC<kRows, _MM_HINT_T0>(c, ldc, nr);
+    } else {
+      PrefetchC<kRows, _MM_HINT_T1>(c, ldc, nr);
     }
   }
   const bool in_place_a = params->a_stride != 0;
