@@ -72,9 +72,11 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
 // Runs one tile (MR x NR or a smaller edge) and the epilogue the microkernel applies (bias,
 // clamp); the driver applies pb.act over several tiles at once (ActRegion). first_use: the tile
 // reads its A panel for the first time in this call (the microkernel may prefetch a prepacked
-// one, which may still be in memory; later uses find it in L2).
+// one, which may still be in memory; later uses find it in L2); first_b: the same for B's rows
+// read in place.
 void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const float* bp,
-             size_t ldb, size_t i, size_t j, bool first_k, bool last_k, bool first_use) {
+             size_t ldb, size_t i, size_t j, bool first_k, bool last_k, bool first_use,
+             bool first_b) {
   const GemmUkernel& uk = *pb.uk;
   const size_t mr = std::min(uk.mr, pb.m - i), nr = std::min(uk.nr, pb.n - j);
   float* c = pb.c_trans ? pb.c + j * pb.ldc + i : pb.c + i * pb.ldc + j;
@@ -83,6 +85,7 @@ void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const fl
   params.a_stride = a_k;
   params.a_rows = pb.rows_a ? pb.a.rs : 0;
   params.prefetch_a = pb.a.packed && first_use ? 1 : 0;
+  params.first_pass = first_b ? 1 : 0;
   params.load_c = (!first_k || pb.accumulate) ? 1 : 0;
   params.min = last_k ? pb.min : -kInf;
   params.max = last_k ? pb.max : kInf;
@@ -230,7 +233,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
               const size_t ig_end = std::min(mc, ig + i_group);
               for (size_t ir = ig; ir < ig_end; ir += mr) {
                 RunTile(pb, kc, a_panels + ir / mr * a_stride, a_k, bp, ldb, ic + ir, jc + jr,
-                        first_k, last_k, jc == n0 && jr == 0);
+                        first_k, last_k, jc == n0 && jr == 0, direct_b && ic == m0 && ir == 0);
               }
               if (act && pb.c_trans) {
                 ActRegion(pb, ic + ig, ic + ig_end, jc + jr, jc + std::min(jr + nr, nc));

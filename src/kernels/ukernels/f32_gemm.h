@@ -35,6 +35,10 @@ struct F32GemmTileParams {
   // weight matrix on its first pass; a model's weights exceed L3), so kernels that can prefetch
   // it ahead of the k loop do. A hint only.
   uint32_t prefetch_a;
+  // Nonzero: B is read in place (rows ldb apart) and this tile is the first in the call to read
+  // its rows, which then likely come from memory (a B of megabytes), so kernels that can fetch
+  // them further ahead do. A hint only.
+  uint32_t first_pass;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where
