@@ -373,7 +373,7 @@ TEST(Gemm, SmallBlocking) {
 TEST(Gemm, VectorShapes) {
   for (IsaLevel isa : IsaLevels()) {
     for (size_t len : {1, 5, 129, 1000}) {
-      for (size_t k : {1, 7, 16, 17, 300}) {
+      for (size_t k : {1, 7, 16, 17, 32, 65, 300}) {
         for (int variant = 0; variant < 4; ++variant) {
           Case tc;
           tc.isa = isa, tc.k = k;

@@ -17,7 +17,7 @@ constexpr GemmUkernel kTable[] = {
      f32_gemv__avx2_fma, f32_packa__avx2, f32_vsilu__avx2, f32_vhswish__avx2, f32_vgelu__avx2, 8,
      24, false},
     {"f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
-     f32_gemv__avx2_fma, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
+     f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
      f32_vgelu__avx512, 16, 8, true},
 };
 
