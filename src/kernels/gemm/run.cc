@@ -52,8 +52,15 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
   // Measured, 1 thread: 1024^3 at KC = 1024 ran 2% faster than at 512 (105.7 -> 108.2 GFLOP/s,
   // three alternating runs), 3072x128x768 4-6% faster at 768 than at 384 + 384. The transposed
   // product (its KC already 1.5x) does so only when all of B (K x N) fits in half of L2.
-  if (!want.kc && k <= 2 * kc &&
-      (!c_trans || k * RoundUp(n, uk.nr) * sizeof(float) <= cpu.l2_bytes / 2)) {
+  // Up to 2.25 times, with all of B (K x N) in a quarter of L3 and, transposed, in 3/4 of L2:
+  // median of 25 interleaved runs, 1 thread, two blocks -> one: 128x784x1152 (transposed)
+  // 112.7-113.1 -> 113.7-113.9 GFLOP/s, 1000x1000x1152 107.7-108.4 -> 110.5-110.9,
+  // 2048x128x1152 108.9-110.1 -> 111.7-112.0, 512x196x1152 level; B out of memory lost with one
+  // block (1152 rows of an in-place B panel: 64x3136x1152 108 -> 105, 256x3136x1152 108 -> 102).
+  const size_t b_bytes = k * RoundUp(n, uk.nr) * sizeof(float);
+  if (!want.kc && ((k <= 2 * kc && (!c_trans || b_bytes <= cpu.l2_bytes / 2)) ||
+                   (4 * k <= 9 * kc && b_bytes <= cpu.l3_bytes / 4 &&
+                    (!c_trans || b_bytes <= cpu.l2_bytes / 4 * 3)))) {
     kc = k;
   }
   // Equal-sized K blocks: 300 becomes 150 + 150, not 256 + 44.
