@@ -114,14 +114,21 @@ template <int kRows, int kVecs, bool kFar>
   }
 }
 
-// The lines of a tile's rows of C (up to 32 floats a row: 3 lines when C is not 64-byte aligned).
-template <int kRows, _mm_hint kHint>
+// The lines of a tile's rows of C (up to 32 floats a row: 3 lines when C is not 64-byte aligned),
+// into L1, or with kL2 into L2.
+template <int kRows, bool kL2>
 [[gnu::always_inline]] inline void PrefetchC(const float* c, size_t ldc, size_t nr) {
 #pragma GCC unroll 14
   for (int i = 0; i < kRows; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), kHint);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), kHint);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + nr - 1), kHint);
+    const float* lines[3] = {c + i * ldc, c + i * ldc + 16, c + i * ldc + nr - 1};
+#pragma GCC unroll 3
+    for (const float* line : lines) {
+      if constexpr (kL2) {
+        _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
+      } else {
+        _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+      }
+    }
   }
 }
 
@@ -183,9 +190,9 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   // lines out of L3 when the tile stores them); 1024^3, 128x784x1152, 256x196x2304 level.
   if (!params->trans_c) {
     if (kc <= kPrefetchCMaxK) {
-      PrefetchC<kRows, _MM_HINT_T0>(c, ldc, nr);
+      PrefetchC<kRows, false>(c, ldc, nr);
     } else {
-      PrefetchC<kRows, _MM_HINT_T1>(c, ldc, nr);
+      PrefetchC<kRows, true>(c, ldc, nr);
     }
   }
   const bool in_place_a = params->a_stride != 0;
