@@ -26,7 +26,8 @@ constexpr size_t kPrefetchK = 16, kPrefetchFarK = 32;
 // thread, 1x1 convolutions cycling through 40 weight copies: 256->1024@14 99 -> 105 GFLOP/s,
 // 512->256@28 106 -> 109; 16 steps ahead recovered less, 64 the same.
 constexpr size_t kPrefetchA = 32;
-constexpr size_t kPrefetchCMaxK = 256;
+// The longest k loop whose tile fetches its C lines into L1; longer ones fetch them into L2.
+constexpr size_t kPrefetchCToL1MaxK = 256;
 
 // The tile stored transposed (params->trans_c): each 16-column vector of the kRows rows is
 // transposed in registers into up to 16 columns of kRows values, stored as masked row segments
@@ -189,7 +190,7 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   // 110.3 GFLOP/s, 6144x128x768 106.9 -> 108.6, 1000^3 109.4 -> 111.2 (C of megabytes, its
   // lines out of L3 when the tile stores them); 1024^3, 128x784x1152, 256x196x2304 level.
   if (!params->trans_c) {
-    if (kc <= kPrefetchCMaxK) {
+    if (kc <= kPrefetchCToL1MaxK) {
       PrefetchC<kRows, false>(c, ldc, nr);
     } else {
       PrefetchC<kRows, true>(c, ldc, nr);
