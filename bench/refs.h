@@ -19,8 +19,8 @@ void OnednnSetThreads(int threads);
 void OnednnSgemm(size_t m, size_t n, size_t k, const float* a, const float* b, float* c);
 std::string OnednnInfo();
 
-// GFLOP/s of `threads` threads running independent FMA chains (8 lanes, 12 accumulators, enough
-// for two FMA pipes of latency 4 or 5) for about `seconds`.
+// GFLOP/s of `threads` threads running independent FMA chains (the widest vectors the CPU has, 12
+// accumulators, enough for two FMA pipes of latency 4 or 5) for about `seconds`.
 // cpu_clock: time by the calling thread's CPU time (threads must be 1).
 double MeasureFmaPeak(int threads, double seconds, bool cpu_clock);
 
