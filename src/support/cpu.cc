@@ -2,6 +2,7 @@
 
 #include <cpuinfo.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -46,6 +47,14 @@ CpuInfo Detect() {
   if (const cpuinfo_cache* c = cpuinfo_get_l2_cache(0); c && c->size) info.l2_bytes = c->size;
   if (const cpuinfo_cache* c = cpuinfo_get_l3_cache(0); c && c->size) info.l3_bytes = c->size;
   info.cores = cpuinfo_get_cores_count() ? cpuinfo_get_cores_count() : 1;
+  // The family from cpuinfo's copy of CPUID leaf 1 (base family + extended family): this
+  // cpuinfo release predates Zen 4 and names no uarch for it.
+  if (const cpuinfo_core* core = cpuinfo_get_core(0);
+      core && core->vendor == cpuinfo_vendor_amd && info.hardware_isa == IsaLevel::kAvx512) {
+    constexpr uint32_t kZen34Family = 0x19;
+    const uint32_t family = ((core->cpuid >> 8) & 0xF) + ((core->cpuid >> 20) & 0xFF);
+    info.avx512_half_width = family == kZen34Family;
+  }
 
   if (const char* env = std::getenv("KILN_ISA"); env && *env) {
     Expected<IsaLevel> cap = ParseIsa(env);

@@ -26,6 +26,10 @@ struct CpuInfo {
   size_t l2_bytes = 512 * 1024;
   size_t l3_bytes = 8 * 1024 * 1024;
   size_t cores = 1;
+  // The core splits each 512-bit FMA into two 256-bit halves, so it does one zmm FMA a cycle
+  // where the 512-bit parts of Zen 5 and Intel's servers do two (AMD family 0x19 with AVX-512:
+  // Zen 4). Microkernels tuned for either balance of FMAs and loads are chosen by it.
+  bool avx512_half_width = false;
 };
 
 // Computed on first call (thread-safe), then constant for the life of the process.

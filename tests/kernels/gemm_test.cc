@@ -28,7 +28,7 @@ constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Act
 std::vector<IsaLevel> IsaLevels() {
   std::vector<IsaLevel> levels;
   for (const GemmUkernel& row : GemmUkernels()) {
-    if (row.isa <= ActiveIsa()) levels.push_back(row.isa);
+    if (row.isa <= ActiveIsa() && !row.half_width) levels.push_back(row.isa);
   }
   return levels;
 }
@@ -600,6 +600,15 @@ TEST(GemmUkernels, TableDispatch) {
   EXPECT_LE(best.isa, ActiveIsa());
   EXPECT_EQ(SelectGemmUkernel(IsaLevel::kScalar).isa, IsaLevel::kScalar);
   EXPECT_EQ(&SelectGemmUkernel(IsaLevel::kAvx512), &best);
+  // The AVX-512 row is the variant for the CPU's FMA width (Zen 4 splits 512-bit FMAs in two).
+  if (best.isa == IsaLevel::kAvx512) {
+    EXPECT_EQ(best.half_width, GetCpuInfo().avx512_half_width);
+  }
+  for (const GemmUkernel& row : GemmUkernels()) {
+    if (row.isa <= ActiveIsa() && row.isa < IsaLevel::kAvx512) {
+      EXPECT_FALSE(SelectGemmUkernel(row.isa).half_width) << IsaName(row.isa);
+    }
+  }
   EXPECT_TRUE(GetCpuInfo().env_status.ok()) << GetCpuInfo().env_status.message();
   EXPECT_GT(GetCpuInfo().l1d_bytes, 0u);
 }

@@ -32,12 +32,16 @@ struct GemmUkernel {
   size_t trans_k;
   // Whether the microkernel reads A in place row by row (F32GemmTileParams::a_rows).
   bool a_rows;
+  // A variant of the row before it (same ISA, MR and NR) tuned for cores that split 512-bit
+  // FMAs in halves (CpuInfo::avx512_half_width), chosen on those instead of it.
+  bool half_width = false;
 };
 
-// Rows from the oldest ISA to the newest.
+// Rows from the oldest ISA to the newest, each ISA's variants after its general row.
 std::span<const GemmUkernel> GemmUkernels();
 
-// The newest row whose ISA is at most `cap` (and at most ActiveIsa()).
+// The newest ISA's row at most `cap` (and at most ActiveIsa()): its variant for this CPU's
+// cores where the table has one, else its general row.
 const GemmUkernel& SelectGemmUkernel(IsaLevel cap);
 inline const GemmUkernel& SelectGemmUkernel() { return SelectGemmUkernel(ActiveIsa()); }
 

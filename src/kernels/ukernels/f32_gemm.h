@@ -81,6 +81,9 @@ void f32_packa__avx2(size_t rows, size_t kc, const float* a, size_t lda, size_t 
 // avx512 f/bw/dq/vl
 void f32_gemm_14x32__avx512f(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                              size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params);
+void f32_gemm_14x32__avx512f_zen4(size_t mr, size_t nr, size_t kc, const float* a,
+                                  const float* b, size_t ldb, float* c, size_t ldc,
+                                  const F32GemmTileParams* params);
 void f32_gemv__avx512f(size_t m, size_t k, const float* a, size_t lda, const float* x, float* y,
                        size_t ldy, const F32GemmTileParams* params);
 void f32_packa__avx512f(size_t rows, size_t kc, const float* a, size_t lda, size_t mr,

@@ -1,10 +1,18 @@
 // 14x32 f32 GEMM microkernel for AVX-512F, with every smaller tile (1..14 rows, 1..32 columns)
 // handled by its own instance so that edge tiles cost only their own work.
 // Register budget of the full tile: 28 zmm accumulators (14 rows x 2 vectors) + 2 for the B row
-// = 30 of 32; A is broadcast from memory inside each FMA. Per k step: 2 B loads (masked: free on
-// AVX-512, and it lets B be read unpacked), 28 FMAs with a {1to16} A operand, 2 prefetches.
-// Reached, 1 thread, 1024^3 (bench_gemm): ~105 GFLOP/s = 0.90 of the measured 8-lane FMA peak
-// (116) on a Zen 4 EPYC (KVM, 2 vCPUs, AVX-512 double-pumped); 1.02x oneDNN 2.6, 1.04x BLIS 0.9.
+// + 1 for a broadcast A value = 31 of 32. Per k step: 2 B loads (masked: free on AVX-512, and it
+// lets B be read unpacked), 14 A broadcasts, 28 FMAs, 2 prefetches.
+// Two forms of the A broadcast, one exported function each:
+// - f32_gemm_14x32__avx512f: vbroadcastss into a register, then 2 FMAs. A core with two full-width
+//   512-bit FMA pipes (Zen 5) does the 28 FMAs in 14 cycles, and an A operand inside each FMA
+//   would make that 30 vector loads in 14 cycles, past its 2 a cycle: measured on a Zen 5 EPYC,
+//   the tile alone on hot data (14 x 256 A, 256 x 32 B) ran 260 GFLOP/s with register broadcasts
+//   against 228 with broadcasts inside the FMAs (peak 265).
+// - f32_gemm_14x32__avx512f_zen4: the broadcast inside the FMA ({1to16}), one instruction where
+//   GCC would emit two. Zen 4 runs a 512-bit FMA as two 256-bit halves (one a cycle), so its
+//   loads have room, and the fewer instructions won: +1% at 1024^3 and 256^3 and +2-6% at
+//   768x128x768 in paired runs on a Zen 4 EPYC.
 #include <immintrin.h>
 
 #include "kernels/ukernels/avx512/f32_transpose16x16.h"
@@ -31,9 +39,11 @@ constexpr size_t kPrefetchCToL1MaxK = 256;
 
 // The tile stored transposed (params->trans_c): each 16-column vector of the kRows rows is
 // transposed in registers into up to 16 columns of kRows values, stored as masked row segments
-// of C. About 64 shuffles per 16 columns: 2-5% of a 14x32 tile at K = 160..512.
+// of C. About 64 shuffles per 16 columns: 2-5% of a 14x32 tile at K = 160..512. Inlined: as an
+// out-of-line call (GCC's choice once both broadcast forms instantiated it) it took acc by
+// address, and the whole k loop then kept the accumulators on the stack (86 against 236 GFLOP/s).
 template <int kRows, int kVecs>
-void StoreTransposed(const __m512 (&acc)[kRows][kVecs], size_t nr, float* c, size_t ldc,
+[[gnu::always_inline]] inline void StoreTransposed(const __m512 (&acc)[kRows][kVecs], size_t nr, float* c, size_t ldc,
                      const F32GemmTileParams* params) {
   const __mmask16 rows = static_cast<__mmask16>((1u << kRows) - 1);
   const __m512 vmin = _mm512_set1_ps(params->min);
@@ -60,6 +70,21 @@ void StoreTransposed(const __m512 (&acc)[kRows][kVecs], size_t nr, float* c, siz
   }
 }
 
+// acc + a[0] * b. By value: GCC kept the accumulators on the stack when a helper took a row of
+// them by reference.
+template <bool kEmbed>
+[[gnu::always_inline]] inline __m512 Fma(__m512 acc, __m512 b, const float* a) {
+  if constexpr (kEmbed) {
+    // GCC never folds a broadcast into the FMA itself: hence the asm (registers are still
+    // allocated by the compiler).
+    asm("vfmadd231ps %[a]%{1to16%}, %[b], %[c]" : [c] "+v"(acc) : [b] "v"(b), [a] "m"(*a));
+    return acc;
+  } else {
+    // One vbroadcastss serves the row's two FMAs (GCC merges the two loads).
+    return _mm512_fmadd_ps(_mm512_set1_ps(*a), b, acc);
+  }
+}
+
 // Unpacked B rows lie a page or more apart, where the hardware prefetchers stop: the k loops
 // fetch the row kPrefetchK steps ahead (a hint: it never faults, even past the end of B). With
 // kFar (params->first_pass: the rows come from memory) also kPrefetchFarK steps ahead into L2,
@@ -83,7 +108,7 @@ template <int kVecs, bool kFar>
 
 // The k loop over an A read in place from its rows (a[i * lda + k]): no packing at all, which
 // for a narrow B (N = 128: each A value serves 4 tiles) cost as much as the gap to oneDNN.
-template <int kRows, int kVecs, bool kFar>
+template <int kRows, int kVecs, bool kFar, bool kEmbed>
 [[gnu::always_inline]] inline void RowsInPlaceK(__m512 (&acc)[kRows][kVecs], size_t kc,
                                                 const float* a, size_t lda, const float* b,
                                                 size_t ldb, const __mmask16 (&masks)[2]) {
@@ -103,11 +128,7 @@ template <int kRows, int kVecs, bool kFar>
       // or 2), so five row pointers and the stride serve all 14 rows.
       const float* ai = reinterpret_cast<const float*>(p[i / 3] + (i % 3) * rs);
 #pragma GCC unroll 2
-      for (int v = 0; v < kVecs; ++v) {
-        asm("vfmadd231ps %[a]%{1to16%}, %[b], %[c]"
-            : [c] "+v"(acc[i][v])
-            : [b] "v"(bv[v]), [a] "m"(*ai));
-      }
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = Fma<kEmbed>(acc[i][v], bv[v], ai);
     }
 #pragma GCC unroll 5
     for (int g = 0; g < kGroups; ++g) p[g] += sizeof(float);
@@ -135,7 +156,7 @@ template <int kRows, bool kL2>
 
 // The k loop over packed A panels (as = MR), or an A read in place with its k values as floats
 // apart (a_stride: the transposed product's B^T).
-template <int kRows, int kVecs, bool kFar>
+template <int kRows, int kVecs, bool kFar, bool kEmbed>
 [[gnu::always_inline]] inline void PanelK(__m512 (&acc)[kRows][kVecs], size_t kc, const float* a,
                                           size_t as, bool in_place_a, bool prefetch_a,
                                           const float* b, size_t ldb,
@@ -156,13 +177,7 @@ template <int kRows, int kVecs, bool kFar>
 #pragma GCC unroll 14
     for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 2
-      for (int v = 0; v < kVecs; ++v) {
-        // Broadcast A straight from memory into the FMA ({1to16}): GCC otherwise emits a separate
-        // vbroadcastss per row.
-        asm("vfmadd231ps %[a]%{1to16%}, %[b], %[c]"
-            : [c] "+v"(acc[i][v])
-            : [b] "v"(bv[v]), [a] "m"(a[i]));
-      }
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = Fma<kEmbed>(acc[i][v], bv[v], a + i);
     }
     a += as;
     b += ldb;
@@ -170,7 +185,7 @@ template <int kRows, int kVecs, bool kFar>
 }
 
 // kRows rows; kVecs = 1 or 2 vectors of 16 columns, the last one masked by `last`.
-template <int kRows, int kVecs>
+template <int kRows, int kVecs, bool kEmbed>
 void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* params, __mmask16 last) {
   const __mmask16 masks[2] = {kVecs == 1 ? last : __mmask16(0xFFFF), last};
@@ -202,14 +217,14 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   const bool first_pass = params->first_pass != 0;
   if (params->a_rows) {
     if (first_pass) {
-      RowsInPlaceK<kRows, kVecs, true>(acc, kc, a, params->a_rows, b, ldb, masks);
+      RowsInPlaceK<kRows, kVecs, true, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks);
     } else {
-      RowsInPlaceK<kRows, kVecs, false>(acc, kc, a, params->a_rows, b, ldb, masks);
+      RowsInPlaceK<kRows, kVecs, false, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks);
     }
   } else if (first_pass) {
-    PanelK<kRows, kVecs, true>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks);
+    PanelK<kRows, kVecs, true, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks);
   } else {
-    PanelK<kRows, kVecs, false>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks);
+    PanelK<kRows, kVecs, false, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks);
   }
 
   if (params->trans_c) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
@@ -235,24 +250,36 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   }
 }
 
-template <int kVecs>
+template <int kVecs, bool kEmbed>
 void Rows(size_t mr, size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c,
           size_t ldc, const F32GemmTileParams* p, __mmask16 last) {
   switch (mr) {
-    case 1: return Tile<1, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 2: return Tile<2, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 3: return Tile<3, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 4: return Tile<4, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 5: return Tile<5, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 6: return Tile<6, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 7: return Tile<7, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 8: return Tile<8, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 9: return Tile<9, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 10: return Tile<10, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 11: return Tile<11, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 12: return Tile<12, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 13: return Tile<13, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
-    default: return Tile<14, kVecs>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 1: return Tile<1, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 2: return Tile<2, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 3: return Tile<3, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 4: return Tile<4, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 5: return Tile<5, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 6: return Tile<6, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 7: return Tile<7, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 8: return Tile<8, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 9: return Tile<9, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 10: return Tile<10, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 11: return Tile<11, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 12: return Tile<12, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 13: return Tile<13, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+    default: return Tile<14, kVecs, kEmbed>(nr, kc, a, b, ldb, c, ldc, p, last);
+  }
+}
+
+template <bool kEmbed>
+void Gemm(size_t mr, size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c,
+          size_t ldc, const F32GemmTileParams* params) {
+  const size_t tail = nr > 16 ? nr - 16 : nr;  // 1..16 columns in the last vector
+  const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
+  if (nr > 16) {
+    Rows<2, kEmbed>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
+  } else {
+    Rows<1, kEmbed>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
   }
 }
 
@@ -260,13 +287,13 @@ void Rows(size_t mr, size_t nr, size_t kc, const float* a, const float* b, size_
 
 void f32_gemm_14x32__avx512f(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                              size_t ldb, float* c, size_t ldc, const F32GemmTileParams* params) {
-  const size_t tail = nr > 16 ? nr - 16 : nr;  // 1..16 columns in the last vector
-  const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1);
-  if (nr > 16) {
-    Rows<2>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
-  } else {
-    Rows<1>(mr, nr, kc, a, b, ldb, c, ldc, params, last);
-  }
+  Gemm<false>(mr, nr, kc, a, b, ldb, c, ldc, params);
+}
+
+void f32_gemm_14x32__avx512f_zen4(size_t mr, size_t nr, size_t kc, const float* a,
+                                  const float* b, size_t ldb, float* c, size_t ldc,
+                                  const F32GemmTileParams* params) {
+  Gemm<true>(mr, nr, kc, a, b, ldb, c, ldc, params);
 }
 
 }  // namespace kiln::ukernels
