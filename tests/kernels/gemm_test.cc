@@ -465,6 +465,17 @@ TEST(Gemm, LargeTwoThreads) {
   }
 }
 
+// A plain B larger than half of L3, read in place: the tiles of the first M block pull shares
+// of the next panel (run.cc, NextPanelShare), and the driver keeps the normal orientation for it
+// (PreferTransposed). Rows 16 floats longer than a multiple of 16 KiB: whole lines, no aliasing.
+TEST(Gemm, BFromMemory) {
+  Case tc;
+  tc.m = 31, tc.k = 64, tc.threads = 2, tc.isa = ActiveIsa();
+  tc.n = (GetCpuInfo().l3_bytes / 2 / sizeof(float) / tc.k + 4096) / 4096 * 4096 + 16;
+  tc.bias = BiasKind::kPerColumn;
+  RunCase(tc);
+}
+
 TEST(Gemm, EmptyDimensions) {
   for (size_t k : {0, 5}) {
     for (bool acc : {false, true}) {
@@ -544,6 +555,11 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
             ukernels::F32GemmTileParams p{1,     bias_m.data(), bias_n.data(),    -0.5f,
                                           0.75f, trans,         in_place ? as : 0,
                                           by_rows ? ars : 0};
+            // Prefetch hints (never read as data): B's own rows, from where a tile on the next
+            // panel would be.
+            p.first_pass = kc == 5 ? 1 : 0;
+            p.prefetch_b = kc == 1 ? b.data() + nr : nullptr;
+            p.prefetch_b_rows = kc;
             row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
             for (size_t i = 0; i < mr; ++i) {
               for (size_t j = 0; j < nr; ++j) {

@@ -31,6 +31,15 @@ struct PackedMatrixAccess {
 // than the reuse saves.
 constexpr size_t kInPlaceMaxPanels = 4;
 
+// Whether the microkernel reads plain B in place well over a long k loop, with its rows
+// row_bytes apart (run.cc explains the rule: whole lines, no 2 KiB aliasing).
+bool LongRowsInPlace(const GemmUkernel& uk, size_t row_bytes);
+
+// Whether a plain K x N B is too large for the last-level cache to keep between calls (more
+// than half of it: A, C and other processes' data share the rest), so its first pass comes
+// from memory.
+bool BFromMemory(size_t k, size_t n);
+
 // Whether C^T = B^T * A^T should run instead of C = A * B (gemm.cc explains the model).
 // b_rows_plain: B is plain with contiguous rows. a_prepacked: A is packed once ahead (PackA), so
 // the choice costs no packing either way.

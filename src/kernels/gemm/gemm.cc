@@ -53,6 +53,14 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
   const double normal = static_cast<double>(m) * lanes(n);
   const double trans = static_cast<double>(n) * lanes(m) *
                        (1.0 + static_cast<double>(uk.trans_k) / static_cast<double>(k));
+  // A B from memory read in place by the normal product arrives spread over the tiles (run.cc,
+  // NextPanelShare); the transposed one reads it as its A, a tile's 14 floats a row, and waits
+  // on it: 1 thread, 64x3136x2304 202 -> 227 GFLOP/s normal, 2 threads 375 -> 446, 128x12544x576
+  // at 2 threads 395 -> 425.
+  if (b_rows_plain && !a_prepacked && BFromMemory(k, n) &&
+      LongRowsInPlace(uk, n * sizeof(float))) {
+    return false;
+  }
   if (b_rows_plain && (m + uk.nr - 1) / uk.nr <= kInPlaceMaxPanels) {
     // A tie (K = M: 64->64@56, 128->128@56) goes to the transposed product under a prepacked A:
     // 1 thread, with ReLU and a residual, 128->128@56 104 -> 108 GFLOP/s, 64->64@56 95 -> 99.

@@ -39,6 +39,10 @@ struct F32GemmTileParams {
   // its rows, which then likely come from memory (a B of megabytes), so kernels that can fetch
   // them further ahead do. A hint only.
   uint32_t first_pass;
+  // Null, or rows of B (ldb apart) that a later tile reads, which the kernel may pull into L2
+  // while it runs, up to prefetch_b_rows of them from there. A hint only.
+  const float* prefetch_b;
+  size_t prefetch_b_rows;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where

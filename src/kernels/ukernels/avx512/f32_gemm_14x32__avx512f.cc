@@ -87,22 +87,30 @@ template <bool kEmbed>
 
 // Unpacked B rows lie a page or more apart, where the hardware prefetchers stop: the k loops
 // fetch the row kPrefetchK steps ahead (a hint: it never faults, even past the end of B). With
-// kFar (params->first_pass: the rows come from memory) also kPrefetchFarK steps ahead into L2,
-// its first and last lines: a tile on a B panel out of memory (B of 29 MB, 64x12544x576) ran at
-// 48 GFLOP/s without, 73 with. Plain Sgemm in the normal orientation, 1 thread, best of 0.5-s
-// runs, two alternating runs: 64x12544x576 92-93 -> 105-107 GFLOP/s, 64x3136x2304 97-100 ->
-// 108, 256x3136x1152 105-106 -> 111, 64x3136x576 (B in L3) 112.5-113.3 -> 113.8; 128x784x1152
-// level. 32 steps ahead beat 20, 24, 40, 48, 64 and 128 on all four.
+// kFar they also pull rows into L2, the first and last line of one row a step, from `far`:
+// - params->first_pass (the tile's own rows come from memory): its own rows kPrefetchFarK steps
+//   ahead. A tile on a B panel out of memory (B of 29 MB, 64x12544x576) ran at 48 GFLOP/s
+//   without, 73 with (Zen 4). Plain Sgemm in the normal orientation, 1 thread, best of 0.5-s
+//   runs, two alternating runs: 64x12544x576 92-93 -> 105-107 GFLOP/s, 64x3136x2304 97-100 ->
+//   108, 256x3136x1152 105-106 -> 111, 64x3136x576 (B in L3) 112.5-113.3 -> 113.8; 128x784x1152
+//   level. 32 steps ahead beat 20, 24, 40, 48, 64 and 128 on all four.
+// - params->prefetch_b: rows of a panel a later tile reads (run.cc, NextPanelShare), one a step
+//   for the first prefetch_b_rows steps.
+struct FarB {
+  const float* p;
+  size_t rows;  // the steps that move p on by a row; later ones fetch the same row again
+};
+
 template <int kVecs, bool kFar>
-[[gnu::always_inline]] inline void PrefetchB(const float* b, size_t ldb) {
+[[gnu::always_inline]] inline void PrefetchB(const float* b, size_t ldb, size_t k, FarB& far) {
 #pragma GCC unroll 2
   for (int v = 0; v < kVecs; ++v) {
     _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetchK * ldb + 16 * v), _MM_HINT_T0);
   }
   if constexpr (kFar) {
-    const float* row = b + kPrefetchFarK * ldb;
-    _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T1);
-    _mm_prefetch(reinterpret_cast<const char*>(row + 16 * kVecs - 1), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(far.p), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(far.p + 16 * kVecs - 1), _MM_HINT_T1);
+    far.p += k < far.rows ? ldb : 0;
   }
 }
 
@@ -111,7 +119,8 @@ template <int kVecs, bool kFar>
 template <int kRows, int kVecs, bool kFar, bool kEmbed>
 [[gnu::always_inline]] inline void RowsInPlaceK(__m512 (&acc)[kRows][kVecs], size_t kc,
                                                 const float* a, size_t lda, const float* b,
-                                                size_t ldb, const __mmask16 (&masks)[2]) {
+                                                size_t ldb, const __mmask16 (&masks)[2],
+                                                FarB far) {
   constexpr int kGroups = (kRows + 2) / 3;
   const size_t rs = lda * sizeof(float);
   const char* p[kGroups];
@@ -121,7 +130,7 @@ template <int kRows, int kVecs, bool kFar, bool kEmbed>
     __m512 bv[kVecs];
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_maskz_loadu_ps(masks[v], b + 16 * v);
-    PrefetchB<kVecs, kFar>(b, ldb);
+    PrefetchB<kVecs, kFar>(b, ldb, k, far);
 #pragma GCC unroll 14
     for (int i = 0; i < kRows; ++i) {
       // Row i's value: p[i / 3] plus 0, 1 or 2 row strides, one x86 address (base + index x 1
@@ -160,12 +169,12 @@ template <int kRows, int kVecs, bool kFar, bool kEmbed>
 [[gnu::always_inline]] inline void PanelK(__m512 (&acc)[kRows][kVecs], size_t kc, const float* a,
                                           size_t as, bool in_place_a, bool prefetch_a,
                                           const float* b, size_t ldb,
-                                          const __mmask16 (&masks)[2]) {
+                                          const __mmask16 (&masks)[2], FarB far) {
   for (size_t k = 0; k < kc; ++k) {
     __m512 bv[kVecs];
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_maskz_loadu_ps(masks[v], b + 16 * v);
-    PrefetchB<kVecs, kFar>(b, ldb);
+    PrefetchB<kVecs, kFar>(b, ldb, k, far);
     // The rows of an A read in place (a_stride) are fetched ahead too: kRows floats, one or two
     // lines per k.
     if (in_place_a) {
@@ -214,17 +223,19 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   const bool in_place_a = params->a_stride != 0;
   const bool prefetch_a = params->prefetch_a != 0;
   const size_t as = in_place_a ? params->a_stride : kMr;
-  const bool first_pass = params->first_pass != 0;
+  FarB far{params->prefetch_b, params->prefetch_b_rows};
+  if (params->first_pass) far = FarB{b + kPrefetchFarK * ldb, kc};
+  const bool first_pass = far.p != nullptr;
   if (params->a_rows) {
     if (first_pass) {
-      RowsInPlaceK<kRows, kVecs, true, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks);
+      RowsInPlaceK<kRows, kVecs, true, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks, far);
     } else {
-      RowsInPlaceK<kRows, kVecs, false, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks);
+      RowsInPlaceK<kRows, kVecs, false, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks, far);
     }
   } else if (first_pass) {
-    PanelK<kRows, kVecs, true, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks);
+    PanelK<kRows, kVecs, true, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks, far);
   } else {
-    PanelK<kRows, kVecs, false, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks);
+    PanelK<kRows, kVecs, false, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks, far);
   }
 
   if (params->trans_c) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
