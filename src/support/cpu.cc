@@ -51,9 +51,10 @@ CpuInfo Detect() {
   // cpuinfo release predates Zen 4 and names no uarch for it.
   if (const cpuinfo_core* core = cpuinfo_get_core(0);
       core && core->vendor == cpuinfo_vendor_amd && info.hardware_isa == IsaLevel::kAvx512) {
-    constexpr uint32_t kZen34Family = 0x19;
+    constexpr uint32_t kZen34Family = 0x19, kZen5Family = 0x1A;
     const uint32_t family = ((core->cpuid >> 8) & 0xF) + ((core->cpuid >> 20) & 0xFF);
-    info.avx512_half_width = family == kZen34Family;
+    if (family == kZen34Family) info.uarch = Uarch::kZen4;  // Zen 3 has no AVX-512
+    if (family == kZen5Family) info.uarch = Uarch::kZen5;
   }
 
   if (const char* env = std::getenv("KILN_ISA"); env && *env) {

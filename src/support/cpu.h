@@ -16,6 +16,13 @@ enum class IsaLevel : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
 const char* IsaName(IsaLevel isa);
 Expected<IsaLevel> ParseIsa(std::string_view name);
 
+// Microarchitectures where a kernel's measured tuning differs from the default one.
+enum class Uarch {
+  kOther,
+  kZen4,  // AMD family 0x19 with AVX-512: each 512-bit FMA runs as two 256-bit halves
+  kZen5,  // AMD family 0x1A: two full-width 512-bit FMA pipes
+};
+
 struct CpuInfo {
   IsaLevel hardware_isa = IsaLevel::kScalar;  // the best level the CPU and OS support
   IsaLevel isa = IsaLevel::kScalar;           // hardware_isa capped by KILN_ISA
@@ -26,10 +33,7 @@ struct CpuInfo {
   size_t l2_bytes = 512 * 1024;
   size_t l3_bytes = 8 * 1024 * 1024;
   size_t cores = 1;
-  // The core splits each 512-bit FMA into two 256-bit halves, so it does one zmm FMA a cycle
-  // where the 512-bit parts of Zen 5 and Intel's servers do two (AMD family 0x19 with AVX-512:
-  // Zen 4). Microkernels tuned for either balance of FMAs and loads are chosen by it.
-  bool avx512_half_width = false;
+  Uarch uarch = Uarch::kOther;
 };
 
 // Computed on first call (thread-safe), then constant for the life of the process.

@@ -28,7 +28,7 @@ constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Act
 std::vector<IsaLevel> IsaLevels() {
   std::vector<IsaLevel> levels;
   for (const GemmUkernel& row : GemmUkernels()) {
-    if (row.isa <= ActiveIsa() && !row.half_width) levels.push_back(row.isa);
+    if (row.isa <= ActiveIsa() && row.uarch == Uarch::kOther) levels.push_back(row.isa);
   }
   return levels;
 }
@@ -616,13 +616,16 @@ TEST(GemmUkernels, TableDispatch) {
   EXPECT_LE(best.isa, ActiveIsa());
   EXPECT_EQ(SelectGemmUkernel(IsaLevel::kScalar).isa, IsaLevel::kScalar);
   EXPECT_EQ(&SelectGemmUkernel(IsaLevel::kAvx512), &best);
-  // The AVX-512 row is the variant for the CPU's FMA width (Zen 4 splits 512-bit FMAs in two).
-  if (best.isa == IsaLevel::kAvx512) {
-    EXPECT_EQ(best.half_width, GetCpuInfo().avx512_half_width);
-  }
+  // Each level's row is its variant for this CPU's microarchitecture where the table has one,
+  // else its general row.
   for (const GemmUkernel& row : GemmUkernels()) {
-    if (row.isa <= ActiveIsa() && row.isa < IsaLevel::kAvx512) {
-      EXPECT_FALSE(SelectGemmUkernel(row.isa).half_width) << IsaName(row.isa);
+    if (row.isa > ActiveIsa()) continue;
+    const GemmUkernel& chosen = SelectGemmUkernel(row.isa);
+    EXPECT_EQ(chosen.isa, row.isa);
+    if (row.uarch != Uarch::kOther) {
+      EXPECT_EQ(&chosen == &row, row.uarch == GetCpuInfo().uarch) << row.name;
+    } else {
+      EXPECT_TRUE(chosen.uarch == Uarch::kOther || chosen.uarch == GetCpuInfo().uarch);
     }
   }
   EXPECT_TRUE(GetCpuInfo().env_status.ok()) << GetCpuInfo().env_status.message();

@@ -17,6 +17,7 @@
 
 #include "kernels/conv/conv_ukernels.h"
 #include "kernels/conv/drivers.h"
+#include "support/cpu.h"
 
 namespace kiln::conv {
 
@@ -349,9 +350,14 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // inference, from L3 or memory, and on a 7x7 map (one chunk per pair, 5 tiles) the first tile
   // waited on them: bench_conv --cold, 160 -> 960 at 7x7 0.181 -> 0.161 ms, 192 -> 1152 0.255
   // -> 0.231 ms; kiln profile --iters 20, direct_nchwc steps of EfficientNet-B0 7.57 -> 7.33
-  // ms, MobileNetV2 5.43 -> 5.28 ms. Larger pairs (1152 input channels) stream well enough on
-  // their own and lost a little.
-  const bool prefetch_next = base.w_ob_stride * mob * sizeof(float) <= (128u << 10);
+  // ms, MobileNetV2 5.43 -> 5.28 ms (Zen 4). Larger pairs (1152 input channels) stream well
+  // enough on their own and lost a little. On Zen 5 the weights stream well without: the
+  // prefetches only crowd the first tile. Median of 21 interleaved rounds, with -> without,
+  // warm / cycling through 16 weight copies: 512 -> 2048 at 7x7 246 -> 257 / 189 -> 202 GFLOP/s,
+  // 320 -> 1280 at 7x7 242 -> 251 / 201 -> 208, 160 -> 960 at 7x7 229 -> 234 (16 copies),
+  // 256 -> 1024 at 14x14 level; short K (24 -> 144 at 56x56 and the like) level.
+  const bool prefetch_next = base.w_ob_stride * mob * sizeof(float) <= (128u << 10) &&
+                             GetCpuInfo().uarch != Uarch::kZen5;
   ParallelFor(o.pool, threads, [&](size_t t) {
     float bias_tail[64];  // bias of the blocks of a call (up to 4 x 16) past M, zero-padded
     float* gathered = gather ? workspace + t * cb_n * c * chunk : nullptr;

@@ -32,9 +32,9 @@ struct GemmUkernel {
   size_t trans_k;
   // Whether the microkernel reads A in place row by row (F32GemmTileParams::a_rows).
   bool a_rows;
-  // A variant of the row before it (same ISA, MR and NR) tuned for cores that split 512-bit
-  // FMAs in halves (CpuInfo::avx512_half_width), chosen on those instead of it.
-  bool half_width = false;
+  // kOther: the ISA's general row. Otherwise a variant of the row before it (same ISA, MR and
+  // NR) tuned for this microarchitecture, chosen there instead of it.
+  Uarch uarch = Uarch::kOther;
 };
 
 // Rows from the oldest ISA to the newest, each ISA's variants after its general row.
