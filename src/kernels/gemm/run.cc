@@ -165,13 +165,14 @@ bool ReadBInPlace(const Problem& pb, size_t rows) {
 }
 
 // Where B is read in place and comes from memory, the first tile on each panel waited on its
-// rows (a 14x32 tile on such a panel ran at a third of its speed), however far ahead it fetched
-// them: a core has only so many misses in flight. So the other tiles of the first M block each
-// pull a share of the next panel's rows into L2 while they run on the current one, which then
-// arrives over a whole panel's work. 1 thread, plain Sgemm, median of 11 interleaved rounds on
-// a Zen 5 EPYC: 64x12544x576 179 -> 203 GFLOP/s, 64x3136x2304 207 -> 228; 2 threads 371 ->
-// 405 and 375 -> 446 (with PreferTransposed's turn to the normal product there). With B in L3
-// the extra prefetches cost about 1% (64x3136x576 254 -> 251), hence only for B out of it.
+// rows: on a panel evicted from L3 a 14x32 tile ran at 0.45-0.5 of the next tiles' speed,
+// with its rows fetched 16 to 32 steps ahead or more (a core has only so many misses in flight).
+// So the other tiles of the first M block each pull a share of the next panel's rows into L2
+// while they run on the current one, which then arrives over a whole panel's work. 1 thread,
+// plain Sgemm, median of 11 interleaved rounds on a Zen 5 EPYC: 64x12544x576 179 -> 203
+// GFLOP/s, 64x3136x2304 207 -> 228; 2 threads 371 -> 405 and 375 -> 446 (with
+// PreferTransposed's turn to the normal product there). With B in L3 the extra prefetches cost
+// about 1% (64x3136x576 254 -> 251), hence only for B out of it.
 // Returns the rows [r0, r1) of a kc-row panel that tile `t` of `tiles` pulls.
 std::pair<size_t, size_t> NextPanelShare(size_t t, size_t tiles, size_t kc) {
   if (t == 0 || tiles < 2) return {0, 0};  // the first tile fetches its own panel ahead
