@@ -225,14 +225,14 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   const size_t as = in_place_a ? params->a_stride : kMr;
   FarB far{params->prefetch_b, params->prefetch_b_rows};
   if (params->first_pass) far = FarB{b + kPrefetchFarK * ldb, kc};
-  const bool first_pass = far.p != nullptr;
+  const bool far_b = far.p != nullptr;  // the k loop pulls rows of B into L2 from far.p
   if (params->a_rows) {
-    if (first_pass) {
+    if (far_b) {
       RowsInPlaceK<kRows, kVecs, true, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks, far);
     } else {
       RowsInPlaceK<kRows, kVecs, false, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks, far);
     }
-  } else if (first_pass) {
+  } else if (far_b) {
     PanelK<kRows, kVecs, true, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks, far);
   } else {
     PanelK<kRows, kVecs, false, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks, far);
