@@ -283,13 +283,16 @@ void RowOf(const F32ConvNchwcParams* p) {
   }
 }
 
-// A short 1x1 over pixels in calls of 4 blocks (the 16 -> 96 and 24 -> 144 layers that open
-// MobileNet blocks): tiles of 6 columns written out plainly, one pointer per operand and the
-// channel loop left to GCC (an unroll pragma measured slower), where the general tile's
-// Block/Channel layers left GCC more registers to keep and spill at every tile's start. A hot
-// row of 384 pixels, median of 41 interleaved rounds on Zen 5, general tile -> this: K = 16
-// 232 -> 237 GFLOP/s, K = 32 253 -> 257, K = 64 level; over a 112x112 plane (the output
-// leaves L2) K = 16 229 -> 239. Not where the next pair's weights are prefetched (Zen 4).
+// A 1x1 over pixels in calls of 4 blocks: tiles of 6 columns written out plainly, one pointer
+// per operand and the channel loop left to GCC (an unroll pragma measured slower), where the
+// general tile's Block/Channel layers left GCC more registers to keep and spill at every
+// tile's start. A hot row of 384 pixels, median of 41 interleaved rounds on Zen 5, general tile
+// -> this: K = 16 232 -> 237 GFLOP/s, K = 32 253 -> 257; rows of a 56x56 plane at K = 256 255
+// -> 260; K = 1024 on 49 pixels level; over a 112x112 plane (the output leaves L2) K = 16 229
+// -> 239. bench_conv --blocked, 1 thread, kiln/oneDNN median of 3 alternating runs, against
+// the general tile: geomean over the 59 1x1 layers 0.978 -> 0.990 (128 -> 512 at 28x28 0.96
+// -> 0.99, DenseNet's 128 -> 128 at 56x56 0.94 -> 0.99). The last columns (fewer than 6) run
+// the short general tile. Not where the next pair's weights are prefetched (Zen 4).
 template <bool kIc8>
 void PointRow4(const F32ConvNchwcParams* p) {
   constexpr size_t T = 6;
@@ -334,7 +337,7 @@ void PointRow4(const F32ConvNchwcParams* p) {
 template <size_t OB, bool kHalf, bool kIc8, size_t kMode>
 void Row(const F32ConvNchwcParams* p) {
   if constexpr (OB == 4 && !kHalf && kMode == kNchwc) {
-    if (p->ic_blocks <= 4 && p->in_ow_stride == kC && p->kh == 1 && p->kw == 1 && !p->prefetch) {
+    if (p->in_ow_stride == kC && p->kh == 1 && p->kw == 1 && !p->prefetch) {
       return PointRow4<kIc8>(p);
     }
   }
