@@ -89,6 +89,10 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 5, 9, 88, 1, 1),
       P(2, 24, 4, 11, 136, 1, 1),
       P(1, 32, 7, 7, 64, 1, 1),
+      // The same past K = 64 (AVX-512's plain 4-block row, PointRow4): 5 input blocks, and
+      // 4.5 (a last block of 8) under 4 + 1.5 output blocks.
+      P(1, 80, 5, 9, 64, 1, 1),
+      P(2, 72, 4, 5, 88, 1, 1),
       // Chunks of a 1x1 over pixels grown past 96 columns while enough work items remain: 1517
       // pixels in chunks of 192 on one thread.
       P(1, 24, 37, 41, 40, 1, 1),
