@@ -12,8 +12,6 @@
 // a loop over its in_c channels instead of the unrolled c.
 #include <immintrin.h>
 
-#include <type_traits>
-
 #include "kernels/ukernels/f32_conv.h"
 
 // GCC 12's _mm512_max_ps/_mm512_min_ps pass an _mm512_undefined_ps() source that -O3 reports as
@@ -293,6 +291,13 @@ void RowOf(const F32ConvNchwcParams* p) {
 // the general tile: geomean over the 59 1x1 layers 0.978 -> 0.990 (128 -> 512 at 28x28 0.96
 // -> 0.99, DenseNet's 128 -> 128 at 56x56 0.94 -> 0.99). The last columns (fewer than 6) run
 // the short general tile. Not where the next pair's weights are prefetched (Zen 4).
+// A count of input channels known at compile time (not std::integral_constant: an ISA file
+// instantiates no template that other files share).
+template <size_t N>
+struct Channels {
+  static constexpr size_t n = N;
+};
+
 template <bool kIc8>
 void PointRow4(const F32ConvNchwcParams* p) {
   constexpr size_t T = 6;
@@ -310,11 +315,11 @@ void PointRow4(const F32ConvNchwcParams* p) {
 #pragma GCC unroll 6
       for (size_t t = 0; t < T; ++t) acc[o][t] = b;
     }
-    // n: the block's channels (16, or 8 in a last block of 8), a compile-time constant.
-    auto block = [&](size_t cb, auto n) {
+    // The block's channels: 16, or 8 in a last block of 8.
+    auto block = [&](size_t cb, auto chans) {
       const float* x = in + cb * in_cb + j * kC;
       const float* wc = w + cb * kC * kC;
-      for (size_t ci = 0; ci < n; ++ci) {
+      for (size_t ci = 0; ci < decltype(chans)::n; ++ci) {
         __m512 wz[4];
 #pragma GCC unroll 4
         for (size_t o = 0; o < 4; ++o) wz[o] = _mm512_loadu_ps(wc + o * w_ob + ci * kC);
@@ -326,8 +331,8 @@ void PointRow4(const F32ConvNchwcParams* p) {
         }
       }
     };
-    for (size_t cb = 0; cb < full; ++cb) block(cb, std::integral_constant<size_t, kC>{});
-    if constexpr (kIc8) block(full, std::integral_constant<size_t, 8>{});
+    for (size_t cb = 0; cb < full; ++cb) block(cb, Channels<kC>{});
+    if constexpr (kIc8) block(full, Channels<8>{});
 #pragma GCC unroll 4
     for (size_t o = 0; o < 4; ++o) Store<T, true>(p, acc[o], o, out + j * kC);
   }
