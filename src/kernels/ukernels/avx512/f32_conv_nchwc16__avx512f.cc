@@ -127,11 +127,13 @@ __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __
       const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
       if constexpr (IsNchwc(kMode)) {
         if constexpr (kShort) {
-          // The 4 x 6 tile runs four channels to an iteration, spelled out: GCC 12 left
+          // The 4-block tiles run four channels to an iteration, spelled out: GCC 12 left
           // `#pragma GCC unroll 4` on the plain loop unapplied there (one channel and a loop
           // branch per 24 FMAs). With the tap known, a hot 4-block tile over 384 pixels, median
           // of 41 interleaved rounds on Zen 5: K = 16 221 -> 234 GFLOP/s, K = 64 227 -> 236.
-          // Narrower tiles keep the plain loop: spelled out, they ran 2-4% slower.
+          // Narrower tiles keep the plain loop: spelled out, they ran 2-4% slower. (Full 4 x 6
+          // tiles of a 1x1 now run PointRow4; these serve a half last block, the last columns
+          // of a row and Zen 4's prefetching first tile.)
           static_assert(n % 4 == 0);
           constexpr size_t kU = OB == 4 ? 4 : n;
           for (size_t c4 = 0; c4 < n; c4 += kU) {
@@ -354,7 +356,8 @@ void Row(const F32ConvNchwcParams* p) {
   }
   // A long 1x1 over pixels too: its tile's 16 unrolled channels then address their columns at
   // fixed offsets (bench_conv --blocked, 1 thread, Zen 5, kiln/oneDNN median of 3 alternating
-  // runs, geomean over the 59 1x1 layers 0.965 -> 0.979; 1024 -> 512 at 14x14 0.97 -> 0.99).
+  // runs, before PointRow4 took the 4-block calls: geomean over the 59 1x1 layers 0.965 ->
+  // 0.979; 72 -> 24 at 56x56, calls of 16 + 8 output channels, 0.93 -> 1.02).
   if (kMode == kNchwc && p->in_ow_stride == kC && p->kh == 1 && p->kw == 1) {
     return RowOf<OB, kHalf, kIc8, kNchwcUnit, false>(p);
   }
