@@ -343,25 +343,21 @@ void PointRow4(const F32ConvNchwcParams* p) {
 
 template <size_t OB, bool kHalf, bool kIc8, size_t kMode>
 void Row(const F32ConvNchwcParams* p) {
+  // A 1x1 at unit stride runs kNchwcUnit, whose column stride and one tap are compile-time.
+  const bool point = kMode == kNchwc && p->in_ow_stride == kC && p->kh == 1 && p->kw == 1;
   if constexpr (OB == 4 && !kHalf && kMode == kNchwc) {
-    if (p->in_ow_stride == kC && p->kh == 1 && p->kw == 1 && !p->prefetch) {
-      return PointRow4<kIc8>(p);
-    }
+    if (point && !p->prefetch) return PointRow4<kIc8>(p);
   }
   if (kMode == kNchwc && p->ic_blocks * p->kh * p->kw <= 4) {
-    if (p->in_ow_stride == kC && p->kh == 1 && p->kw == 1) {
-      return RowOf<OB, kHalf, kIc8, kNchwcUnit, true>(p);
-    }
-    return RowOf<OB, kHalf, kIc8, kMode, true>(p);
+    return point ? RowOf<OB, kHalf, kIc8, kNchwcUnit, true>(p)
+                 : RowOf<OB, kHalf, kIc8, kMode, true>(p);
   }
   // A long 1x1 over pixels too: its tile's 16 unrolled channels then address their columns at
   // fixed offsets (bench_conv --blocked, 1 thread, Zen 5, kiln/oneDNN median of 3 alternating
   // runs, before PointRow4 took the 4-block calls: geomean over the 59 1x1 layers 0.965 ->
   // 0.979; 72 -> 24 at 56x56, calls of 16 + 8 output channels, 0.93 -> 1.02).
-  if (kMode == kNchwc && p->in_ow_stride == kC && p->kh == 1 && p->kw == 1) {
-    return RowOf<OB, kHalf, kIc8, kNchwcUnit, false>(p);
-  }
-  return RowOf<OB, kHalf, kIc8, kMode, false>(p);
+  return point ? RowOf<OB, kHalf, kIc8, kNchwcUnit, false>(p)
+               : RowOf<OB, kHalf, kIc8, kMode, false>(p);
 }
 
 template <bool kHalf, bool kIc8, size_t kMode>
