@@ -465,6 +465,36 @@ TEST(Gemm, LargeTwoThreads) {
   }
 }
 
+// Split along M with B packed, the threads pack each block of B together and then all run on it
+// (run.cc, SharedB): several K and N blocks (small blocks; K blocks over 256 long and rows not
+// whole lines, so that B is packed rather than read in place), partial last panels, 2 and 3
+// threads, both orientations, with and without an epilogue, and the default blocking.
+TEST(Gemm, SharedPackedB) {
+  const size_t shapes[][3] = {{150, 201, 900}, {97, 333, 650}, {300, 47, 1100}};
+  for (IsaLevel isa : IsaLevels()) {
+    const GemmUkernel& uk = SelectGemmUkernel(isa);
+    for (const auto& s : shapes) {
+      for (Orientation orient : {Orientation::kNormal, Orientation::kTransposed}) {
+        for (size_t threads : {2, 3}) {
+          for (bool small : {true, false}) {
+            Case tc;
+            tc.m = s[0], tc.n = s[1], tc.k = s[2], tc.isa = isa;
+            tc.orient = orient, tc.threads = threads;
+            if (small) tc.blocking = {400, 2 * uk.mr, 3 * uk.nr};
+            tc.act = threads == 2 ? Activation::kGelu : Activation::kRelu;
+            tc.bias = small ? BiasKind::kPerRow : BiasKind::kPerColumn;
+            tc.accumulate = threads == 3;
+            tc.trans_b = s[0] == 97;  // packed through the ISA's transposing packer
+            tc.pad_c = threads == 3 ? 5 : 0;
+            RunCase(tc);
+            if (HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
 // A plain B larger than half of L3, read in place: the tiles of the first M block pull shares
 // of the next panel (run.cc, NextPanelShare), and the driver keeps the normal orientation for it
 // (PreferTransposed). Rows 16 floats longer than a multiple of 16 KiB: whole lines, no aliasing.

@@ -179,26 +179,38 @@ std::pair<size_t, size_t> NextPanelShare(size_t t, size_t tiles, size_t kc) {
   return {(t - 1) * kc / (tiles - 1), t * kc / (tiles - 1)};
 }
 
-// C[m0:m1, n0:n1]; m0 (n0) is a multiple of MR (NR) when A (B) is prepacked.
+// One block of B, rows [pc0, pc1) (one K block) of one N block, that the threads packed together
+// into NR-column panels kc * NR floats apart.
+struct SharedB {
+  const float* panels = nullptr;
+  size_t pc0 = 0, pc1 = 0;
+};
+
+// C[m0:m1, n0:n1]; m0 (n0) is a multiple of MR (NR) when A (B) is prepacked. With `shared`, only
+// its K block, over one N block [n0, n1), B read from its panels.
 // Loop order as in BLIS: N blocks (L3), K blocks, M blocks (L2), then NR panels and MR panels.
-void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
+void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
+             const SharedB* shared = nullptr) {
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   // With a single M block every B panel is used once, right away: pack it just before use (it is
   // still in L1/L2 when the microkernel reads it) rather than writing the whole block out.
-  const bool direct_b = ReadBInPlace(pb, m1 - m0);
+  const bool direct_b = !shared && ReadBInPlace(pb, m1 - m0);
   const bool spread_b = direct_b && BFromMemory(pb.k, pb.n);
-  const bool lazy_b = !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
+  const bool lazy_b = !shared && !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
-  float* b_buf = pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
+  float* b_buf =
+      shared || pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
   for (size_t jc = n0; jc < n1; jc += pb.nc) {
     const size_t nc = std::min(pb.nc, n1 - jc);
-    for (size_t pc = 0; pc < pb.k; pc += pb.kc) {
+    for (size_t pc = shared ? shared->pc0 : 0; pc < (shared ? shared->pc1 : pb.k); pc += pb.kc) {
       const size_t kc = std::min(pb.kc, pb.k - pc);
       const bool first_k = pc == 0, last_k = pc + kc == pb.k;
       const float* b_panels = b_buf;
       size_t b_stride = kc * nr;
-      if (pb.b.packed) {
+      if (shared) {
+        b_panels = shared->panels;
+      } else if (pb.b.packed) {
         b_panels = pb.b.packed + jc / nr * (pb.k * nr) + pc * nr;
         b_stride = pb.k * nr;
       } else if (!lazy_b && !direct_b) {
@@ -270,6 +282,36 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1) {
           if (act && !pb.c_trans) ActRegion(pb, ic, ic + mc, jc + jg, jc + jg_end);
         }
       }
+    }
+  }
+}
+
+// The M split with B packed once for all threads: per block of B (one K block of one N block),
+// the threads pack a share of its panels each, then all run their rows on it; two fork-joins a
+// block, where each thread packing all of B for its own rows kept a copy each in L3. 2 threads,
+// medians of rounds alternating with oneDNN's sgemm, a copy each -> shared: 1024^3 432 -> 447
+// GFLOP/s, 1000^3 440 -> 459, 2048^3 413 -> 427; bench_gemm, three alternating runs, 1024^3
+// 0.95 -> 0.97-0.98 of oneDNN, the other shapes level (most split along N, read B in place, or
+// fit one M block a thread).
+void RunSharedB(const Problem& pb, ThreadPool* pool, size_t threads, size_t tiles) {
+  const size_t mr = pb.uk->mr, nr = pb.uk->nr;
+  thread_local Workspace shared_ws;
+  float* buf = shared_ws.Get(pb.nc * pb.kc);
+  for (size_t jc = 0; jc < pb.n; jc += pb.nc) {
+    const size_t nc = std::min(pb.nc, pb.n - jc), panels = DivUp(nc, nr);
+    for (size_t pc = 0; pc < pb.k; pc += pb.kc) {
+      const size_t kc = std::min(pb.kc, pb.k - pc);
+      ParallelFor(pool, threads, [&](size_t t) {
+        const size_t p0 = t * panels / threads, p1 = (t + 1) * panels / threads;
+        if (p0 == p1) return;
+        PackB(pb, pb.b.p + pc * pb.b.rs + (jc + p0 * nr) * pb.b.cs, kc,
+              std::min(nc, p1 * nr) - p0 * nr, buf + p0 * kc * nr);
+      });
+      const SharedB shared{buf, pc, pc + kc};
+      ParallelFor(pool, threads, [&](size_t t) {
+        const size_t lo = t * tiles / threads, hi = (t + 1) * tiles / threads;
+        RunSlab(pb, lo * mr, std::min(pb.m, hi * mr), jc, jc + nc, &shared);
+      });
     }
   }
 }
@@ -402,7 +444,7 @@ void Transpose(Problem& pb) {
 }
 
 // Splits C over the pool's threads along M or N in whole tiles (SplitN chooses); each thread
-// packs its own operands, so no barrier is needed.
+// packs its own operands, except for a B the threads share (SharedB).
 void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) {
   if (pb.k == 0) return RunEmptyK(pb);
   if (TryGemv(pb, pool)) return;
@@ -436,6 +478,13 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   pb.kc = blk.kc;
   pb.mc = blk.mc;
   pb.nc = blk.nc;
+  // Split along M, each thread would pack all of B for its own rows (and keep its own copy in
+  // L3): where every thread's rows span more than one M block and B is not read in place, the
+  // threads share its packing instead.
+  const size_t min_rows = tiles / threads * mr;  // the smallest thread's
+  if (threads > 1 && !split_n && !pb.b.packed && min_rows > pb.mc && !ReadBInPlace(pb, min_rows)) {
+    return RunSharedB(pb, pool, threads, tiles);
+  }
   auto task = [&](size_t t) {
     const size_t lo = t * tiles / threads, hi = (t + 1) * tiles / threads;
     if (split_n) {
