@@ -36,7 +36,7 @@ struct Workspace {
 };
 
 Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool c_trans,
-                        Blocking want) {
+                        bool b_packed, Blocking want) {
   const CpuInfo& cpu = GetCpuInfo();
   Blocking b;
   // KC: long K blocks amortize loading and storing the C tile once per block (costly when C's
@@ -48,6 +48,13 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
   // after the first): 1.5x longer blocks. 64x3136x576 and 128x784x1152 ran 5-10% faster with
   // K = 576 blocks than with 288 and 384.
   if (c_trans && !want.kc) kc = kc * 3 / 2;
+  // Twice as long where C (this thread's part) is more than twice L2 and B is packed: every K
+  // block loads each C tile again from L3 or memory, a miss per row that the tile waits on. A
+  // B read in place loses with long blocks (its rows stream from memory, 1 thread: 64x3136x2304
+  // 223 -> 202 GFLOP/s at KC = 1536). Zen 5, median of interleaved rounds, 1 / 2 threads:
+  // 2048^3 235 -> 248 / 449 -> 474, 1536^3 246 -> 254 / 466 -> 483, 2048x2048x4096 235 -> 247,
+  // 1024x1024x4096 242 -> 245 / 441 -> 455.
+  if (!want.kc && !c_trans && b_packed && m * n * sizeof(float) > 2 * cpu.l2_bytes) kc *= 2;
   // Up to twice the usual length, all of K goes in one block, so that each C tile is stored once
   // instead of loaded and stored again per K block (C of 1024^3 is 4 MiB, reloaded from L3).
   // Measured, 1 thread: 1024^3 at KC = 1024 ran 2% faster than at 512 (105.7 -> 108.2 GFLOP/s,
@@ -474,7 +481,12 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   threads = std::min(threads, tiles);
   const size_t slab_m = split_n ? pb.m : RoundUp(DivUp(pb.m, threads), mr);
   const size_t slab_n = split_n ? RoundUp(DivUp(pb.n, threads), nr) : pb.n;
-  const Blocking blk = ChooseBlocking(*pb.uk, slab_m, slab_n, pb.k, pb.c_trans, want);
+  // Whether the driver reads B from packed panels (prepacked, or packed here) rather than in
+  // place (ReadBInPlace: long rows of whole lines).
+  const bool b_packed =
+      pb.b.packed || pb.b.cs != 1 || !LongRowsInPlace(*pb.uk, pb.b.rs * sizeof(float));
+  const Blocking blk =
+      ChooseBlocking(*pb.uk, slab_m, slab_n, pb.k, pb.c_trans, b_packed, want);
   pb.kc = blk.kc;
   pb.mc = blk.mc;
   pb.nc = blk.nc;
