@@ -109,6 +109,13 @@ std::vector<ConvParams> Shapes() {
       Asym(P(1, 16, 7, 9, 36, 3, 3), 1, 0, 2, 1, 2, 1),
       P(1, 24, 7, 7, 24, 5, 5, 1, 2),
       P(1, 16, 9, 29, 32, 3, 3, 1, 1),  // rows of 29: tiles of 10, 10 and 9 (AVX-512)
+      // A left strip of the padded input (only the left padding is read; the first tile of a
+      // row reads the strip, the rest the input): groups of 3 and 2 blocks, a partial input
+      // block, a half last output block, batch 2, dilation, padding rows at the top only.
+      P(1, 24, 10, 40, 48, 3, 3, 2, 1),
+      P(2, 17, 9, 52, 40, 3, 3, 2, 1),
+      Asym(P(1, 16, 12, 50, 32, 3, 3, 1, 0, 2), 1, 2, 1, 0, 2, 2),
+      Asym(P(1, 32, 7, 44, 24, 3, 5), 2, 2, 0, 0, 1, 2),
       // Groups of 3 blocks on AVX-512 rows: 4 blocks run as 2 + 2, 7 as 2 + 2 + 3, 17 as 5 x 3 + 2.
       P(1, 16, 6, 9, 64, 3, 3, 1, 1),
       P(1, 16, 5, 11, 112, 3, 3, 2, 1),

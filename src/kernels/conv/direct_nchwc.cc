@@ -8,8 +8,9 @@
 // whole row or a whole tile are skipped either way (over the copy: a third of the work of the
 // first and last rows of a 7x7 map). bench_conv --set 3x3 --blocked, 1 thread, Zen 4, AVX-512:
 // 3x3 512->512 at 7x7 3.2 -> 2.04 ms, GoogLeNet's 7x7 layers 0.456 -> 0.378 ms, 3x3 s2 512->512
-// at 14x14 3.1 -> 2.2 ms; 56x56 maps unchanged. Work items are (image, pair of output channel
-// blocks, output row, chunk of the row).
+// at 14x14 3.1 -> 2.2 ms; 56x56 maps unchanged. Where only the left padding is read (3x3 s2
+// pad 1 on an even width), only a strip for each row's first tile is copied (StripWidth). Work
+// items are (image, pair of output channel blocks, output row, chunk of the row).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -72,10 +73,41 @@ struct BlockGroups {
   }
 };
 
+// How a row of output columns splits into microkernel calls for a group of nob blocks: whole
+// tiles, then the rest, as the microkernel cuts a row, unless the rest would be narrower than
+// tile_min: then tiles of equal width (14 columns at AVX-512 run as 7 + 7, not 12 + 2), as long
+// as those are not narrower themselves: 7 columns at AVX2 run faster as 6 + 1 than as 3 + 4
+// (bench_conv KILN_ISA=avx2, 3x3 s2 512->512 at 14x14: 3.4 against 3.7 ms).
+struct TileCut {
+  size_t tile = 0, tile_min = 0;  // tile 0: no cut, one call
+
+  TileCut(const ConvNchwcUkernel& uk, size_t nob)
+      : tile(uk.tile * uk.max_oc_blocks / nob), tile_min(uk.tile_min * uk.max_oc_blocks / nob) {}
+  size_t Tiles(size_t span) const { return tile == 0 ? 1 : (span + tile - 1) / tile; }
+  bool Equal(size_t span) const {
+    return tile == 0 ||
+           (span % tile != 0 && span % tile < tile_min && span / Tiles(span) >= tile_min);
+  }
+  // The end of tile i of a row of `span` columns (tile i - 1 ends where it starts).
+  size_t End(size_t span, size_t i) const {
+    return Equal(span) ? span * (i + 1) / Tiles(span) : std::min(span, (i + 1) * tile);
+  }
+};
+
+bool HalfLast(const ConvParams& p, size_t c) { return p.m % c != 0 && p.m % c <= c / 2; }
+
+// Output blocks of one call on the rows of a 3x3 and the like (not a 1x1 over pixels).
+size_t RowGroupBlocks(const ConvNchwcUkernel& uk) {
+  return std::max(uk.max_oc_blocks, uk.conv_oc_blocks);
+}
+
 // The zero-padded copy of the input: n * ceil(C/c) planes of hp x wp pixels (no copy: floats 0).
+// strip: only the padded columns [0, wp) of the input's own rows (hp = H), which the first tile
+// of each row reads (StripWidth); the other tiles read the input in place.
 struct Padded {
   size_t hp = 0, wp = 0;
   size_t floats = 0;
+  bool strip = false;
 };
 
 // Whether a padded layer convolves a padded copy. The copy pays where the clipped runs at the
@@ -93,11 +125,41 @@ bool CopyPays(const ConvParams& p, size_t c) {
   return mults >= 256.0 * copied;
 }
 
-Padded PaddedOf(const ConvParams& p, size_t c) {
+// The padded columns a left strip holds, or 0 where the whole input is copied. Where every
+// window after the first tile of a row lies inside the input's columns (3x3 s2 pad 1 on an even
+// width: only the left padding is read), only the first tile's columns are copied, and the rows
+// are clipped in place (the taps that read padding rows skipped). The whole copy took 3-5% of
+// the 3x3 s2 layers of ResNet-50 (conv::Run, median of 21 interleaved rounds, skipping it, for
+// the measure: 128->128 at 56x56 251 -> 260 GFLOP/s, 256->256 at 28x28 248 -> 259); the strip
+// recovers part of it: 128->128 at 56x56 254 -> 258 (a strip of 25 of 58 columns), 256->256 at
+// 28x28 248 -> 249 (17 of 30). Clipping the first column in place instead (a 1-column call,
+// FMA-latency-bound) ran at 228 and 242.
+size_t StripWidth(const ConvParams& p, const ConvNchwcUkernel& uk) {
+  const size_t c = uk.block, ow = p.out_w(), reach = (p.kw - 1) * p.dilation_w;
+  if (p.kw == 1 || p.pad_left == 0 || uk.tile == 0) return 0;
+  if ((ow - 1) * p.stride_w + reach >= p.pad_left + p.w) return 0;  // the right border pads too
+  const BlockGroups groups =
+      BlockGroups::Of((p.m + c - 1) / c, RowGroupBlocks(uk), HalfLast(p, c), true);
+  size_t first = 0;  // the widest first tile of a row over the groups
+  for (size_t i = 0; i < groups.count; ++i) {
+    first = std::max(first, TileCut(uk, groups.Size(i)).End(ow, 0));
+  }
+  if (first >= ow || first * p.stride_w < p.pad_left) return 0;
+  const size_t width = (first - 1) * p.stride_w + reach + 1;
+  return width * 4 <= (p.w + p.pad_left + p.pad_right) * 3 ? width : 0;
+}
+
+Padded PaddedOf(const ConvParams& p, const ConvNchwcUkernel& uk) {
+  const size_t c = uk.block;
   Padded g;
   if (!CopyPays(p, c)) return g;
   g.hp = p.h + p.pad_top + p.pad_bottom;
   g.wp = p.w + p.pad_left + p.pad_right;
+  if (const size_t strip = StripWidth(p, uk); strip != 0) {
+    g.hp = p.h;
+    g.wp = strip;
+    g.strip = true;
+  }
   g.floats = p.n * ((p.c + c - 1) / c) * g.hp * g.wp * c;
   return g;
 }
@@ -119,6 +181,23 @@ void PadInput(const ConvParams& p, const Padded& g, size_t c, const float* x, fl
       std::memcpy(d + p.pad_left * c, x + (plane * p.h + row - p.pad_top) * p.w * c,
                   p.w * c * sizeof(float));
       std::fill_n(d + (p.pad_left + p.w) * c, p.pad_right * c, 0.0f);
+    }
+  });
+}
+
+// Copies the padded columns [0, g.wp) of every row of x into `dst` (StripWidth), zero outside
+// the input.
+void StripInput(const ConvParams& p, const Padded& g, size_t c, const float* x, float* dst,
+                ThreadPool* pool) {
+  const size_t rows = p.n * ((p.c + c - 1) / c) * p.h;
+  const size_t threads = std::min(ThreadCount(pool), rows);
+  const size_t lo = std::min(p.pad_left, g.wp), hi = std::min(g.wp, p.pad_left + p.w);
+  ParallelFor(pool, threads, [&](size_t t) {
+    for (size_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r) {
+      float* d = dst + r * g.wp * c;
+      std::fill_n(d, lo * c, 0.0f);
+      std::memcpy(d + lo * c, x + r * p.w * c, (hi - lo) * c * sizeof(float));
+      std::fill_n(d + hi * c, (g.wp - hi) * c, 0.0f);
     }
   });
 }
@@ -221,7 +300,7 @@ void SubsampleChunk(const ConvParams& p, size_t c, const float* x_n, size_t j0, 
 }  // namespace
 
 size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t threads) {
-  return std::max(PaddedOf(conv.params(), conv.block()).floats,
+  return std::max(PaddedOf(conv.params(), SelectConvNchwcUkernel(conv.isa())).floats,
                   GatherFloats(conv.params(), conv.block(), threads));
 }
 
@@ -232,9 +311,15 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   const size_t c = uk.block;
   if (c != conv.block()) return Status::Error("conv: NCHWc block changed since prepare");
   const size_t oh_n = p.out_h(), ow_n = p.out_w();
-  const Padded pad = PaddedOf(p, c);
-  if (pad.floats > 0) {
-    if (!workspace) return Status::Error("conv: direct_nchwc needs its workspace");
+  const Padded pad = PaddedOf(p, uk);
+  const float* strip = nullptr;  // the left strip (StripWidth), beside the input in place
+  if (pad.floats > 0 && !workspace) {
+    return Status::Error("conv: direct_nchwc needs its workspace");
+  }
+  if (pad.strip) {
+    StripInput(p, pad, c, x, workspace, o.pool);
+    strip = workspace;
+  } else if (pad.floats > 0) {
     PadInput(p, pad, c, x, workspace, o.pool);
     // From here on the layer is the unpadded one over the copy, with the same output size.
     x = workspace;
@@ -254,7 +339,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // Padding clips the window: over the copy, the taps that read only padding are skipped; on
   // the input itself, the taps outside it must be.
   bool clip = q.pad_top || q.pad_left || q.pad_bottom || q.pad_right;
-  const bool copied = pad.floats > 0;
+  const bool copied = pad.floats > 0 && !pad.strip;
   // An unpadded 1x1 at stride 1 is a GEMM over the pixels: its input and output planes are one
   // row of H * W pixels each, so a tile fills its 12 or 24 columns even on 7x7 planes (a row of
   // 7 would leave most of the tile empty), cut into chunks of whole tiles for the threads.
@@ -282,7 +367,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // than g - 1 leads as groups of g - 1 (16 blocks in threes: 2 + 2 + 4 x 3, not 5 x 3 + 1,
   // whose lone block is load-bound too). Not on a 1x1 over pixels: 16 -> 96 at 112x112 ran 4%
   // slower as 3 + 3 than as 4 + 2, 24 -> 144 at 56x56 2% as 3 + 3 + 3 than as 4 + 4 + 1.
-  const bool half_last = p.m % c != 0 && p.m % c <= c / 2;
+  const bool half_last = HalfLast(p, c);
   auto groups_for = [&](size_t g) { return BlockGroups::Of(mb_n, g, half_last, rows > 1); };
   // The taller groups of a 1x1 over pixels, unless they leave the threads more uneven work: a
   // 7x7 map is one chunk per group, and 160 -> 960 splits as 8 + 7 groups of 4 on 2 threads
@@ -304,8 +389,8 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       return most;
     };
     if (busiest(uk.pointwise_oc_blocks) <= busiest(mob)) mob = uk.pointwise_oc_blocks;
-  } else if (rows > 1 && uk.conv_oc_blocks > mob) {
-    mob = uk.conv_oc_blocks;
+  } else if (rows > 1) {
+    mob = RowGroupBlocks(uk);
   }
   const BlockGroups groups = groups_for(mob);
   const size_t pairs = groups.count;
@@ -367,7 +452,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       // weights from L3, and a full-window row reads them in one sequential stream, where a
       // clipped row skips every third tap and leaves the rest to the next row (ResNet's
       // 512->512 at 7x7, 2.4 ms starting at row 0 against 2.04 ms).
-      const size_t skew = clip && copied ? rows / 2 : 0;
+      const size_t skew = clip && (copied || strip) ? rows / 2 : 0;
       size_t part = item % chunks, oh = (item / chunks + skew) % rows;
       size_t pair = item / chunks / rows % pairs, n = item / chunks / rows / pairs;
       if (gather) {  // items by (image, chunk, group): a chunk's groups follow its gathering
@@ -398,13 +483,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
         x_n = gathered;
       }
       const size_t col0 = gather ? ow0 : 0;  // the column that x_n's first pixel holds
-      // Whole tiles, then the rest, as the microkernel cuts a row, unless the rest would be
-      // narrower than tile_min: then tiles of equal width (14 columns at AVX-512 run as 7 + 7,
-      // not 12 + 2), as long as those are not narrower themselves: 7 columns at AVX2 run faster
-      // as 6 + 1 than as 3 + 4 (bench_conv KILN_ISA=avx2, 3x3 s2 512->512 at 14x14: 3.4 against
-      // 3.7 ms).
-      const size_t tile = uk.tile * uk.max_oc_blocks / nob;
-      const size_t tile_min = uk.tile_min * uk.max_oc_blocks / nob;
+      const TileCut tiles(uk, nob);
       // Runs [a, b) whose taps [kh_lo, kh_hi) x [kw_lo, kw_hi) all land in the input, or in
       // the padded copy.
       auto run = [&](size_t a, size_t b, size_t kh_lo, size_t kh_hi, size_t kw_lo, size_t kw_hi) {
@@ -426,13 +505,12 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       // is the one wanted, [a, b) is one call (16 -> 96 at 112x112: a call per 12-column tile
       // cost a tenth of the 384 FMAs of the tile).
       auto cut = [&](size_t a, size_t b, bool same_taps, auto&& fn) {
-        const size_t span = b - a, tiles = tile == 0 ? 1 : (span + tile - 1) / tile;
-        const bool equal =
-            tile == 0 || (span % tile != 0 && span % tile < tile_min && span / tiles >= tile_min);
-        if (same_taps && !equal) return fn(a, b);
-        for (size_t i = 0; i < tiles; ++i) {
-          const size_t j0 = equal ? a + span * i / tiles : a + i * tile;
-          fn(j0, equal ? a + span * (i + 1) / tiles : std::min(b, j0 + tile));
+        const size_t span = b - a;
+        if (same_taps && !tiles.Equal(span)) return fn(a, b);
+        for (size_t i = 0, j0 = a; i < tiles.Tiles(span); ++i) {
+          const size_t j1 = a + tiles.End(span, i);
+          fn(j0, j1);
+          j0 = j1;
         }
       };
       size_t kh_lo = 0, kh_hi = p.kh;
@@ -455,6 +533,29 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
           if (!hit_a || !hit_b) lo_a = 0, hi_b = p.kw;
           run(a, b, kh_lo, kh_hi, std::min(lo_a, lo_b), std::max(hi_a, hi_b));
         });
+      } else if (strip) {
+        // The row's first tile reads the strip (padded columns, the input's rows), the others
+        // the input in place, every column of their windows inside it (StripWidth).
+        if (!rows_hit) {
+          FillEmpty(k.bias, o.accumulate, nob, c, ow1 - ow0, base.out_ob_stride, clamp,
+                    y_row + ow0 * c);
+        } else {
+          cut(ow0, ow1, false, [&](size_t a, size_t b) {
+            if (a != 0) return run(a, b, kh_lo, kh_hi, 0, p.kw);
+            ukernels::F32ConvNchwcParams s = k;
+            s.kh = kh_hi - kh_lo;
+            s.kw = p.kw;
+            s.weights = w_pair + kh_lo * p.kw * c * c;
+            const size_t ih = oh * p.stride_h + kh_lo * p.dilation_h - q.pad_top;
+            s.input = strip + (n * cb_n * q.h + ih) * pad.wp * c;
+            s.in_cb_stride = q.h * pad.wp * c;
+            s.in_kh_stride = p.dilation_h * pad.wp * c;
+            s.output = y_row;
+            s.ow = b;
+            uk.fn(&s);
+            k.prefetch = nullptr;
+          });
+        }
       } else {
         // In place: runs of columns with the same clipped taps. The interior [in0, in1), whose
         // windows lie inside the input, is one run; the few columns at each border are walked.
