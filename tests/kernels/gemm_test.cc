@@ -495,6 +495,27 @@ TEST(Gemm, SharedPackedB) {
   }
 }
 
+// Both operands read in place with K blocks of 192..438 at NR = 32: M blocks of one tile
+// (run.cc), with an activation over groups of tiles, a partial last tile row and panel; B rows
+// of whole lines (576 bytes), so that the 300-long K block too reads B in place.
+TEST(Gemm, OneTileMBlocks) {
+  const size_t shapes[][3] = {{43, 97, 200}, {60, 144, 300}};
+  for (IsaLevel isa : IsaLevels()) {
+    for (const auto& s : shapes) {
+      for (size_t threads : {1, 2}) {
+        Case tc;
+        tc.m = s[0], tc.n = s[1], tc.k = s[2], tc.isa = isa, tc.threads = threads;
+        tc.orient = Orientation::kNormal;
+        tc.act = threads == 1 ? Activation::kSilu : Activation::kClip;
+        tc.bias = threads == 1 ? BiasKind::kPerColumn : BiasKind::kPerRow;
+        tc.accumulate = threads == 2;
+        RunCase(tc);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 // A plain B larger than half of L3, read in place: the tiles of the first M block pull shares
 // of the next panel (run.cc, NextPanelShare), and the driver keeps the normal orientation for it
 // (PreferTransposed). Rows 16 floats longer than a multiple of 16 KiB: whole lines, no aliasing.
