@@ -323,6 +323,30 @@ void RunSharedB(const Problem& pb, ThreadPool* pool, size_t threads, size_t tile
   }
 }
 
+// The N split with A packed once for all threads, where each thread would pack all of A for its
+// own columns: the threads pack a share of its MR-row panels each (all of K, as PackA lays them
+// out), then run their columns on it as on a prepacked A. 2 threads, medians of rounds
+// alternating with oneDNN's sgemm, a copy each -> shared: 256x196x2304 (the transposed
+// product, A = B^T through the transposing packer) 440-442 -> 453-458 GFLOP/s (oneDNN 460-465).
+void PackSharedA(Problem& pb, ThreadPool* pool, size_t threads) {
+  const size_t mr = pb.uk->mr, panels = DivUp(pb.m, mr);
+  thread_local Workspace shared_ws;
+  float* buf = shared_ws.Get(panels * mr * pb.k);
+  ParallelFor(pool, threads, [&](size_t t) {
+    for (size_t q = t * panels / threads; q < (t + 1) * panels / threads; ++q) {
+      const size_t rows = std::min(mr, pb.m - q * mr);
+      const float* src = pb.a.p + q * mr * pb.a.rs;
+      float* dst = buf + q * pb.k * mr;
+      if (pb.uk->pack_a && pb.a.cs == 1) {
+        pb.uk->pack_a(rows, pb.k, src, pb.a.rs, mr, dst);
+      } else {
+        PackAPanels(src, pb.a.rs, pb.a.cs, rows, pb.k, mr, dst, pb.k * mr);
+      }
+    }
+  });
+  pb.a.packed = buf;
+}
+
 // K == 0: C = act(op(C) + bias), no microkernel involved.
 void RunEmptyK(const Problem& pb) {
   const size_t rs = pb.c_trans ? 1 : pb.ldc, cs = pb.c_trans ? pb.ldc : 1;
@@ -507,6 +531,11 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   const size_t min_rows = tiles / threads * mr;  // the smallest thread's
   if (threads > 1 && !split_n && !pb.b.packed && min_rows > pb.mc && !ReadBInPlace(pb, min_rows)) {
     return RunSharedB(pb, pool, threads, tiles);
+  }
+  // The same for A along N, up to a quarter of L3 of it (all of K is packed at once).
+  if (threads > 1 && split_n && !pb.a.packed && !pb.in_place_a && !pb.rows_a &&
+      RoundUp(pb.m, mr) * pb.k * sizeof(float) <= GetCpuInfo().l3_bytes / 4) {
+    PackSharedA(pb, pool, threads);
   }
   auto task = [&](size_t t) {
     const size_t lo = t * tiles / threads, hi = (t + 1) * tiles / threads;
