@@ -475,7 +475,8 @@ void Transpose(Problem& pb) {
 }
 
 // Splits C over the pool's threads along M or N in whole tiles (SplitN chooses); each thread
-// packs its own operands, except for a B the threads share (SharedB).
+// packs its own operands, except for the one that every thread would pack whole (B along M, A
+// along N): the threads pack that one together (RunSharedB, PackSharedA).
 void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) {
   if (pb.k == 0) return RunEmptyK(pb);
   if (TryGemv(pb, pool)) return;
