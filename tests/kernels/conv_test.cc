@@ -116,6 +116,7 @@ std::vector<ConvParams> Shapes() {
       P(2, 17, 9, 52, 40, 3, 3, 2, 1),
       Asym(P(1, 16, 12, 50, 32, 3, 3, 1, 0, 2), 1, 2, 1, 0, 2, 2),
       Asym(P(1, 32, 7, 44, 24, 3, 5), 2, 2, 0, 0, 1, 2),
+      Asym(P(1, 16, 5, 24, 80, 3, 10), 1, 9, 1, 0, 1, 1),  // groups' first tiles of 12 and 8
       // Groups of 3 blocks on AVX-512 rows: 4 blocks run as 2 + 2, 7 as 2 + 2 + 3, 17 as 5 x 3 + 2.
       P(1, 16, 6, 9, 64, 3, 3, 1, 1),
       P(1, 16, 5, 11, 112, 3, 3, 2, 1),

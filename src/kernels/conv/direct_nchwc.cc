@@ -136,16 +136,20 @@ bool CopyPays(const ConvParams& p, size_t c) {
 // FMA-latency-bound) ran at 228 and 242.
 size_t StripWidth(const ConvParams& p, const ConvNchwcUkernel& uk) {
   const size_t c = uk.block, ow = p.out_w(), reach = (p.kw - 1) * p.dilation_w;
-  if (p.kw == 1 || p.pad_left == 0 || uk.tile == 0) return 0;
+  if (ow == 0 || p.kw == 1 || p.pad_left == 0 || uk.tile == 0) return 0;
   if ((ow - 1) * p.stride_w + reach >= p.pad_left + p.w) return 0;  // the right border pads too
   const BlockGroups groups =
       BlockGroups::Of((p.m + c - 1) / c, RowGroupBlocks(uk), HalfLast(p, c), true);
-  size_t first = 0;  // the widest first tile of a row over the groups
+  // The first tiles of a row over the groups: the strip holds the widest, and the columns after
+  // the narrowest must start inside the input.
+  size_t widest = 0, narrowest = ow;
   for (size_t i = 0; i < groups.count; ++i) {
-    first = std::max(first, TileCut(uk, groups.Size(i)).End(ow, 0));
+    const size_t first = TileCut(uk, groups.Size(i)).End(ow, 0);
+    widest = std::max(widest, first);
+    narrowest = std::min(narrowest, first);
   }
-  if (first >= ow || first * p.stride_w < p.pad_left) return 0;
-  const size_t width = (first - 1) * p.stride_w + reach + 1;
+  if (widest >= ow || narrowest * p.stride_w < p.pad_left) return 0;
+  const size_t width = (widest - 1) * p.stride_w + reach + 1;
   return width * 4 <= (p.w + p.pad_left + p.pad_right) * 3 ? width : 0;
 }
 
