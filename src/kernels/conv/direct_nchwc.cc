@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/conv/conv_ukernels.h"
+#include "kernels/conv/direct_nchwc_calls.h"
 #include "kernels/conv/drivers.h"
 #include "support/cpu.h"
 
@@ -45,61 +46,10 @@ Status PrepareDirectNchwc(const float* weights, PreparedConv* conv) {
 
 namespace {
 
-// How a layer's mb_n output blocks split into the groups that one microkernel call computes:
-// `lead` groups of lead_size blocks, then groups of g (the last one may be short).
-struct BlockGroups {
-  size_t mb_n = 0, g = 1, lead = 0, lead_size = 0, count = 0;
-
-  // half_last: the last block holds at most half a block of real channels. even: a remainder
-  // narrower than g - 1 leads as groups of g - 1.
-  static BlockGroups Of(size_t mb_n, size_t g, bool half_last, bool even) {
-    BlockGroups b{mb_n, g};
-    const size_t r = mb_n % g;
-    if (g > 1 && mb_n > 1 && r == 1 && half_last) {
-      b.lead = 1, b.lead_size = 1;
-    } else if (even && g > 2 && r != 0 && r < g - 1 && mb_n >= (g - r) * (g - 1)) {
-      b.lead = g - r, b.lead_size = g - 1;
-    }
-    const size_t rest = mb_n - b.lead * b.lead_size;
-    b.count = b.lead + (rest + g - 1) / g;
-    return b;
-  }
-  size_t Start(size_t i) const {
-    return i < lead ? i * lead_size : lead * lead_size + (i - lead) * g;
-  }
-  size_t Size(size_t i) const {
-    if (i >= count) return 0;
-    return std::min(i < lead ? lead_size : g, mb_n - Start(i));
-  }
-};
-
-// How a row of output columns splits into microkernel calls for a group of nob blocks: whole
-// tiles, then the rest, as the microkernel cuts a row, unless the rest would be narrower than
-// tile_min: then tiles of equal width (14 columns at AVX-512 run as 7 + 7, not 12 + 2), as long
-// as those are not narrower themselves: 7 columns at AVX2 run faster as 6 + 1 than as 3 + 4
-// (bench_conv KILN_ISA=avx2, 3x3 s2 512->512 at 14x14: 3.4 against 3.7 ms).
-struct TileCut {
-  size_t tile = 0, tile_min = 0;  // tile 0: no cut, one call
-
-  TileCut(const ConvNchwcUkernel& uk, size_t nob)
-      : tile(uk.tile * uk.max_oc_blocks / nob), tile_min(uk.tile_min * uk.max_oc_blocks / nob) {}
-  size_t Tiles(size_t span) const { return tile == 0 ? 1 : (span + tile - 1) / tile; }
-  bool Equal(size_t span) const {
-    return tile == 0 ||
-           (span % tile != 0 && span % tile < tile_min && span / Tiles(span) >= tile_min);
-  }
-  // The end of tile i of a row of `span` columns (tile i - 1 ends where it starts).
-  size_t End(size_t span, size_t i) const {
-    return Equal(span) ? span * (i + 1) / Tiles(span) : std::min(span, (i + 1) * tile);
-  }
-};
-
-bool HalfLast(const ConvParams& p, size_t c) { return p.m % c != 0 && p.m % c <= c / 2; }
-
-// Output blocks of one call on the rows of a 3x3 and the like (not a 1x1 over pixels).
-size_t RowGroupBlocks(const ConvNchwcUkernel& uk) {
-  return std::max(uk.max_oc_blocks, uk.conv_oc_blocks);
-}
+using direct_nchwc::BlockGroups;
+using direct_nchwc::HalfLast;
+using direct_nchwc::RowGroupBlocks;
+using direct_nchwc::TileCut;
 
 // The zero-padded copy of the input: n * ceil(C/c) planes of hp x wp pixels (no copy: floats 0).
 // strip: only the padded columns [0, wp) of the input's own rows (hp = H), which the first tile
@@ -126,20 +76,17 @@ bool CopyPays(const ConvParams& p, size_t c) {
 }
 
 // The padded columns a left strip holds, or 0 where the whole input is copied. Where every
-// window after the first tile of a row lies inside the input's columns (3x3 s2 pad 1 on an even
-// width: only the left padding is read), only the first tile's columns are copied, and the rows
-// are clipped in place (the taps that read padding rows skipped). The whole copy took 3-5% of
-// the 3x3 s2 layers of ResNet-50 (conv::Run, median of 21 interleaved rounds, skipping it, for
-// the measure: 128->128 at 56x56 251 -> 260 GFLOP/s, 256->256 at 28x28 248 -> 259); the strip
-// recovers part of it: 128->128 at 56x56 254 -> 258 (a strip of 25 of 58 columns), 256->256 at
-// 28x28 248 -> 249 (17 of 30). Clipping the first column in place instead (a 1-column call,
-// FMA-latency-bound) ran at 228 and 242.
+// window after a row's first tile lies inside the input's columns (3x3 s2 pad 1 on an even
+// width), only the first tile's columns are copied, and rows are clipped in place. The whole
+// copy took 3-5% of ResNet-50's 3x3 s2 layers; conv::Run, median of 21 rounds, copy -> strip:
+// 128->128 at 56x56 254 -> 258 GFLOP/s, 256->256 at 28x28 248 -> 249 (17 of 30 columns).
+// Clipping the first column in place instead (a 1-column call) ran at 228 and 242.
 size_t StripWidth(const ConvParams& p, const ConvNchwcUkernel& uk) {
   const size_t c = uk.block, ow = p.out_w(), reach = (p.kw - 1) * p.dilation_w;
   if (ow == 0 || p.kw == 1 || p.pad_left == 0 || uk.tile == 0) return 0;
   if ((ow - 1) * p.stride_w + reach >= p.pad_left + p.w) return 0;  // the right border pads too
   const BlockGroups groups =
-      BlockGroups::Of((p.m + c - 1) / c, RowGroupBlocks(uk), HalfLast(p, c), true);
+      BlockGroups::Of((p.m + c - 1) / c, RowGroupBlocks(p, uk), HalfLast(p, c), true);
   // The first tiles of a row over the groups: the strip holds the widest, and the columns after
   // the narrowest must start inside the input.
   size_t widest = 0, narrowest = ow;
@@ -394,7 +341,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
     };
     if (busiest(uk.pointwise_oc_blocks) <= busiest(mob)) mob = uk.pointwise_oc_blocks;
   } else if (rows > 1) {
-    mob = RowGroupBlocks(uk);
+    mob = RowGroupBlocks(q, uk);
   }
   const BlockGroups groups = groups_for(mob);
   const size_t pairs = groups.count;

@@ -1,0 +1,82 @@
+// Internal to kDirectNchwc (direct_nchwc.cc): how a layer's output channel blocks and output
+// rows split into microkernel calls. Not part of the library's interface.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+
+#include "kernels/conv/conv.h"
+#include "kernels/conv/conv_ukernels.h"
+#include "support/cpu.h"
+
+namespace kiln::conv::direct_nchwc {
+
+// How a layer's mb_n output blocks split into the groups that one microkernel call computes:
+// `lead` groups of lead_size blocks, then groups of g (the last one may be short).
+struct BlockGroups {
+  size_t mb_n = 0, g = 1, lead = 0, lead_size = 0, count = 0;
+
+  // half_last: the last block holds at most half a block of real channels. even: a remainder
+  // narrower than g - 1 leads as groups of g - 1.
+  static BlockGroups Of(size_t mb_n, size_t g, bool half_last, bool even) {
+    BlockGroups b{mb_n, g};
+    const size_t r = mb_n % g;
+    if (g > 1 && mb_n > 1 && r == 1 && half_last) {
+      b.lead = 1, b.lead_size = 1;
+    } else if (even && g > 2 && r != 0 && r < g - 1 && mb_n >= (g - r) * (g - 1)) {
+      b.lead = g - r, b.lead_size = g - 1;
+    }
+    const size_t rest = mb_n - b.lead * b.lead_size;
+    b.count = b.lead + (rest + g - 1) / g;
+    return b;
+  }
+  size_t Start(size_t i) const {
+    return i < lead ? i * lead_size : lead * lead_size + (i - lead) * g;
+  }
+  size_t Size(size_t i) const {
+    if (i >= count) return 0;
+    return std::min(i < lead ? lead_size : g, mb_n - Start(i));
+  }
+};
+
+// How a row of output columns splits into microkernel calls for a group of nob blocks: whole
+// tiles, then the rest, as the microkernel cuts a row, unless the rest would be narrower than
+// tile_min: then tiles of equal width (14 columns at AVX-512 run as 7 + 7, not 12 + 2), as long
+// as those are not narrower themselves: 7 columns at AVX2 run faster as 6 + 1 than as 3 + 4
+// (bench_conv KILN_ISA=avx2, 3x3 s2 512->512 at 14x14: 3.4 against 3.7 ms).
+struct TileCut {
+  size_t tile = 0, tile_min = 0;  // tile 0: no cut, one call
+
+  TileCut(const ConvNchwcUkernel& uk, size_t nob)
+      : tile(uk.tile * uk.max_oc_blocks / nob), tile_min(uk.tile_min * uk.max_oc_blocks / nob) {}
+  size_t Tiles(size_t span) const { return tile == 0 ? 1 : (span + tile - 1) / tile; }
+  bool Equal(size_t span) const {
+    return tile == 0 ||
+           (span % tile != 0 && span % tile < tile_min && span / Tiles(span) >= tile_min);
+  }
+  // The end of tile i of a row of `span` columns (tile i - 1 ends where it starts).
+  size_t End(size_t span, size_t i) const {
+    return Equal(span) ? span * (i + 1) / Tiles(span) : std::min(span, (i + 1) * tile);
+  }
+};
+
+inline bool HalfLast(const ConvParams& p, size_t c) { return p.m % c != 0 && p.m % c <= c / 2; }
+
+// Output blocks of one call on the rows of a 3x3 and the like. Strided rows 24 or more wide take
+// the 1x1's taller groups (4 x 6 at AVX-512: fewer loads per FMA than 3 x 8) while a group's
+// weights fit a third of L2. conv::Run, Zen 5, median of 21 rounds, warm / 3 MB evicted between
+// calls: 3x3 s2 128->128 at 56x56 267 -> 272 / 262 -> 269 GFLOP/s, 64->64 249 -> 263 / 248 ->
+// 263; but at stride 1 128->128 at 56x56 270 -> 258 cold, 160->160 at 14x14 -7%, and past the
+// bound 256->256 s2 at 28x28 -16%.
+inline size_t RowGroupBlocks(const ConvParams& p, const ConvNchwcUkernel& uk) {
+  const size_t c = uk.block, g = std::max(uk.max_oc_blocks, uk.conv_oc_blocks);
+  const size_t tall = uk.pointwise_oc_blocks;
+  const size_t group_bytes = tall * ((p.c + c - 1) / c) * p.kh * p.kw * c * c * sizeof(float);
+  if (tall > g && p.stride_w >= 2 && p.out_w() >= 24 &&
+      group_bytes * 3 <= GetCpuInfo().l2_bytes) {
+    return tall;
+  }
+  return g;
+}
+
+}  // namespace kiln::conv::direct_nchwc
