@@ -496,10 +496,11 @@ TEST(Gemm, SharedPackedB) {
 }
 
 // Both operands read in place with K blocks of 192..438 at NR = 32: M blocks of one tile
-// (run.cc), with an activation over groups of tiles, a partial last tile row and panel; B rows
-// of whole lines (576 bytes), so that the 300-long K block too reads B in place.
+// (run.cc; 8 panels or more: one thread here), with an activation over groups of tiles, a
+// partial last tile row and panel; B rows of whole lines (1088 bytes), so that the 300-long K
+// block too reads B in place.
 TEST(Gemm, OneTileMBlocks) {
-  const size_t shapes[][3] = {{43, 97, 200}, {60, 144, 300}};
+  const size_t shapes[][3] = {{43, 260, 200}, {60, 272, 300}};
   for (IsaLevel isa : IsaLevels()) {
     for (const auto& s : shapes) {
       for (size_t threads : {1, 2}) {

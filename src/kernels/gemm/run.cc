@@ -517,12 +517,14 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   pb.nc = blk.nc;
   // Both operands read in place, with B panels of at least half of L1 and a tile's rows of A of
   // at most half: M blocks of one tile, so that the tile's A rows stay in L1 while the B panels
-  // stream from L2 (rather than a panel in L1 and 14 rows of A from L2 for every tile). Zen 5,
-  // median of 21 interleaved rounds, 1 / 2 threads: 256^3 243 -> 247 / 483 -> 487 GFLOP/s,
-  // 256x512x256 237 -> 245 / 479 -> 484, 512x256x256 244 -> 247 / 478 -> 484, 384^3 249 -> 253
-  // / 492 -> 495; 128^3 (16 KiB panels) 232 -> 229, hence the bound; 768x128x768 (A rows of
-  // 43 KiB) and the AVX2 tile level.
-  if (!want.mc && pb.rows_a && ReadBInPlace(pb, slab_m) && !BFromMemory(pb.k, pb.n)) {
+  // stream from L2 (rather than a panel in L1 and 14 rows of A from L2 for every tile), where a
+  // thread has at least 8 panels to run each tile's rows against. Zen 5, median of 21
+  // interleaved rounds, 1 thread: 256^3 243 -> 247 GFLOP/s, 256x512x256 237 -> 245, 512x256x256
+  // 244 -> 247, 384^3 249 -> 253; 128^3 (16 KiB panels) 232 -> 229, hence the bound;
+  // 768x128x768 (A rows of 43 KiB) and the AVX2 tile level. 2 threads, alternating with
+  // oneDNN: 256x512x256 470 -> 481 (8 panels a thread), but 256^3 (4 a thread) 483 -> 476.
+  if (!want.mc && pb.rows_a && DivUp(slab_n, nr) >= 8 && ReadBInPlace(pb, slab_m) &&
+      !BFromMemory(pb.k, pb.n)) {
     const size_t l1 = GetCpuInfo().l1d_bytes;
     if (pb.kc * nr * sizeof(float) * 2 >= l1 && mr * pb.kc * sizeof(float) * 2 <= l1) pb.mc = mr;
   }
