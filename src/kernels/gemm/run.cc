@@ -299,7 +299,8 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
 // medians of rounds alternating with oneDNN's sgemm, a copy each -> shared: 1024^3 432 -> 447
 // GFLOP/s, 1000^3 440 -> 459, 2048^3 413 -> 427; bench_gemm, three alternating runs, 1024^3
 // 0.95 -> 0.97-0.98 of oneDNN, the other shapes level (most split along N, read B in place, or
-// fit one M block a thread).
+// fit one M block a thread). Later, with the cores farther apart (see Run), 1024^3 451 -> 454,
+// 2048^3 475 -> 482.
 void RunSharedB(const Problem& pb, ThreadPool* pool, size_t threads, size_t tiles) {
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   thread_local Workspace shared_ws;
@@ -321,30 +322,6 @@ void RunSharedB(const Problem& pb, ThreadPool* pool, size_t threads, size_t tile
       });
     }
   }
-}
-
-// The N split with A packed once for all threads, where each thread would pack all of A for its
-// own columns: the threads pack a share of its MR-row panels each (all of K, as PackA lays them
-// out), then run their columns on it as on a prepacked A. 2 threads, medians of rounds
-// alternating with oneDNN's sgemm, a copy each -> shared: 256x196x2304 (the transposed
-// product, A = B^T through the transposing packer) 440-442 -> 453-458 GFLOP/s (oneDNN 460-465).
-void PackSharedA(Problem& pb, ThreadPool* pool, size_t threads) {
-  const size_t mr = pb.uk->mr, panels = DivUp(pb.m, mr);
-  thread_local Workspace shared_ws;
-  float* buf = shared_ws.Get(panels * mr * pb.k);
-  ParallelFor(pool, threads, [&](size_t t) {
-    for (size_t q = t * panels / threads; q < (t + 1) * panels / threads; ++q) {
-      const size_t rows = std::min(mr, pb.m - q * mr);
-      const float* src = pb.a.p + q * mr * pb.a.rs;
-      float* dst = buf + q * pb.k * mr;
-      if (pb.uk->pack_a && pb.a.cs == 1) {
-        pb.uk->pack_a(rows, pb.k, src, pb.a.rs, mr, dst);
-      } else {
-        PackAPanels(src, pb.a.rs, pb.a.cs, rows, pb.k, mr, dst, pb.k * mr);
-      }
-    }
-  });
-  pb.a.packed = buf;
 }
 
 // K == 0: C = act(op(C) + bias), no microkernel involved.
@@ -475,8 +452,8 @@ void Transpose(Problem& pb) {
 }
 
 // Splits C over the pool's threads along M or N in whole tiles (SplitN chooses); each thread
-// packs its own operands, except for the one that every thread would pack whole (B along M, A
-// along N): the threads pack that one together (RunSharedB, PackSharedA).
+// packs its own operands, except for a B that every thread of an M split would pack whole: the
+// threads pack that one together (RunSharedB).
 void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) {
   if (pb.k == 0) return RunEmptyK(pb);
   if (TryGemv(pb, pool)) return;
@@ -535,11 +512,11 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   if (threads > 1 && !split_n && !pb.b.packed && min_rows > pb.mc && !ReadBInPlace(pb, min_rows)) {
     return RunSharedB(pb, pool, threads, tiles);
   }
-  // The same for A along N, up to a quarter of L3 of it (all of K is packed at once).
-  if (threads > 1 && split_n && !pb.a.packed && !pb.in_place_a && !pb.rows_a &&
-      RoundUp(pb.m, mr) * pb.k * sizeof(float) <= GetCpuInfo().l3_bytes / 4) {
-    PackSharedA(pb, pool, threads);
-  }
+  // Not the same for A along N: packing all of A once for both threads ran 256x196x2304 (the
+  // transposed product, A = B^T through the transposing packer) at 453-458 GFLOP/s against
+  // 440-442 with a copy each in one session, and at 381-385 against 435-440 in another, on the
+  // same binary: the shared panels cross between the cores, whose distance on this VM varies
+  // (the M split's shared B, with four times the work per byte, stayed level or ahead).
   auto task = [&](size_t t) {
     const size_t lo = t * tiles / threads, hi = (t + 1) * tiles / threads;
     if (split_n) {
