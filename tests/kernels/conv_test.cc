@@ -117,6 +117,7 @@ std::vector<ConvParams> Shapes() {
       Asym(P(1, 16, 12, 50, 32, 3, 3, 1, 0, 2), 1, 2, 1, 0, 2, 2),
       Asym(P(1, 32, 7, 44, 24, 3, 5), 2, 2, 0, 0, 1, 2),
       Asym(P(1, 16, 5, 24, 80, 3, 10), 1, 9, 1, 0, 1, 1),  // groups' first tiles of 12 and 8
+      P(1, 16, 2, 60, 64, 3, 3, 2, 1),  // one output row: the 1x1's groups, no strip
       // Strided rows of at least 24 columns in groups of 4 blocks (AVX-512): a lone half block
       // leading, a partial input block, batch 2.
       P(1, 32, 10, 52, 64, 3, 3, 2, 1),

@@ -83,7 +83,8 @@ bool CopyPays(const ConvParams& p, size_t c) {
 // Clipping the first column in place instead (a 1-column call) ran at 228 and 242.
 size_t StripWidth(const ConvParams& p, const ConvNchwcUkernel& uk) {
   const size_t c = uk.block, ow = p.out_w(), reach = (p.kw - 1) * p.dilation_w;
-  if (ow == 0 || p.kw == 1 || p.pad_left == 0 || uk.tile == 0) return 0;
+  // One output row takes the 1x1's groups (RunDirectNchwc), not the rows' ones planned here.
+  if (ow == 0 || p.out_h() < 2 || p.kw == 1 || p.pad_left == 0 || uk.tile == 0) return 0;
   if ((ow - 1) * p.stride_w + reach >= p.pad_left + p.w) return 0;  // the right border pads too
   const BlockGroups groups =
       BlockGroups::Of((p.m + c - 1) / c, RowGroupBlocks(p, uk), HalfLast(p, c), true);
