@@ -89,10 +89,15 @@ std::vector<ConvParams> Shapes() {
       P(1, 16, 5, 9, 88, 1, 1),
       P(2, 24, 4, 11, 136, 1, 1),
       P(1, 32, 7, 7, 64, 1, 1),
-      // The same past K = 64 (AVX-512's plain 4-block row, PointRow4): 5 input blocks, and
+      // The same past K = 64 (AVX-512's plain 4-block row, PointRowN): 5 input blocks, and
       // 4.5 (a last block of 8) under 4 + 1.5 output blocks.
       P(1, 80, 5, 9, 64, 1, 1),
       P(2, 72, 4, 5, 88, 1, 1),
+      // Its 2-block row (12-column tiles): 99 pixels = a chunk of 8 tiles + 3 columns, 4.5
+      // input blocks over 35 pixels, 28 = 16 + 12 output channels (the last block full width).
+      P(1, 80, 9, 11, 32, 1, 1),
+      P(2, 72, 5, 7, 32, 1, 1),
+      P(1, 96, 6, 17, 28, 1, 1),
       // Chunks of a 1x1 over pixels grown past 96 columns while enough work items remain: 1517
       // pixels in chunks of 192 on one thread.
       P(1, 24, 37, 41, 40, 1, 1),

@@ -132,7 +132,7 @@ __attribute__((always_inline)) inline void Block(const F32ConvNchwcParams* p, __
           // branch per 24 FMAs). With the tap known, a hot 4-block tile over 384 pixels, median
           // of 41 interleaved rounds on Zen 5: K = 16 221 -> 234 GFLOP/s, K = 64 227 -> 236.
           // Narrower tiles keep the plain loop: spelled out, they ran 2-4% slower. (Full 4 x 6
-          // tiles of a 1x1 now run PointRow4; these serve a half last block, the last columns
+          // tiles of a 1x1 now run PointRowN; these serve a half last block, the last columns
           // of a row and Zen 4's prefetching first tile.)
           static_assert(n % 4 == 0);
           constexpr size_t kU = OB == 4 ? 4 : n;
@@ -283,7 +283,7 @@ void RowOf(const F32ConvNchwcParams* p) {
   }
 }
 
-// A 1x1 over pixels in calls of 4 blocks: tiles of 6 columns written out plainly, one pointer
+// A 1x1 over pixels in calls of OB blocks: tiles of T columns written out plainly, one pointer
 // per operand and the channel loop left to GCC (an unroll pragma measured slower), where the
 // general tile's Block/Channel layers left GCC more registers to keep and spill at every
 // tile's start. A hot row of 384 pixels, median of 41 interleaved rounds on Zen 5, general tile
@@ -291,8 +291,9 @@ void RowOf(const F32ConvNchwcParams* p) {
 // -> 260; K = 1024 on 49 pixels level; over a 112x112 plane (the output leaves L2) K = 16 229
 // -> 239. bench_conv --blocked, 1 thread, kiln/oneDNN median of 3 alternating runs, against
 // the general tile: geomean over the 59 1x1 layers 0.978 -> 0.990 (128 -> 512 at 28x28 0.96
-// -> 0.99, DenseNet's 128 -> 128 at 56x56 0.94 -> 0.99). The last columns (fewer than 6) run
-// the short general tile. Not where the next pair's weights are prefetched (Zen 4).
+// -> 0.99, DenseNet's 128 -> 128 at 56x56 0.94 -> 0.99); these are the 4 x 6 tiles (2 x 12:
+// see Row). The last columns (fewer than T) run the short general tile. Not where the next
+// pair's weights are prefetched (Zen 4).
 // A count of input channels known at compile time (not std::integral_constant: an ISA file
 // instantiates no template that other files share).
 template <size_t N>
@@ -300,9 +301,8 @@ struct Channels {
   static constexpr size_t n = N;
 };
 
-template <bool kIc8>
-void PointRow4(const F32ConvNchwcParams* p) {
-  constexpr size_t T = 6;
+template <size_t OB, size_t T, bool kIc8>
+void PointRowN(const F32ConvNchwcParams* p) {
   const float* in = p->input;
   const float* w = p->weights;
   float* out = p->output;
@@ -310,11 +310,11 @@ void PointRow4(const F32ConvNchwcParams* p) {
   const size_t full = kIc8 ? icb - 1 : icb;
   size_t j = 0;
   for (; j + T <= p->ow; j += T) {
-    __m512 acc[4][T];
+    __m512 acc[OB][T];
 #pragma GCC unroll 4
-    for (size_t o = 0; o < 4; ++o) {
+    for (size_t o = 0; o < OB; ++o) {
       const __m512 b = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
-#pragma GCC unroll 6
+#pragma GCC unroll 16
       for (size_t t = 0; t < T; ++t) acc[o][t] = b;
     }
     // The block's channels: 16, or 8 in a last block of 8.
@@ -322,23 +322,23 @@ void PointRow4(const F32ConvNchwcParams* p) {
       const float* x = in + cb * in_cb + j * kC;
       const float* wc = w + cb * kC * kC;
       for (size_t ci = 0; ci < decltype(chans)::n; ++ci) {
-        __m512 wz[4];
+        __m512 wz[OB];
 #pragma GCC unroll 4
-        for (size_t o = 0; o < 4; ++o) wz[o] = _mm512_loadu_ps(wc + o * w_ob + ci * kC);
-#pragma GCC unroll 6
+        for (size_t o = 0; o < OB; ++o) wz[o] = _mm512_loadu_ps(wc + o * w_ob + ci * kC);
+#pragma GCC unroll 16
         for (size_t t = 0; t < T; ++t) {
           const __m512 xv = _mm512_set1_ps(x[t * kC + ci]);
 #pragma GCC unroll 4
-          for (size_t o = 0; o < 4; ++o) acc[o][t] = _mm512_fmadd_ps(xv, wz[o], acc[o][t]);
+          for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_fmadd_ps(xv, wz[o], acc[o][t]);
         }
       }
     };
     for (size_t cb = 0; cb < full; ++cb) block(cb, Channels<kC>{});
     if constexpr (kIc8) block(full, Channels<8>{});
 #pragma GCC unroll 4
-    for (size_t o = 0; o < 4; ++o) Store<T, true>(p, acc[o], o, out + j * kC);
+    for (size_t o = 0; o < OB; ++o) Store<T, true>(p, acc[o], o, out + j * kC);
   }
-  if (j < p->ow) Remainder<4, T - 1, false, kIc8, kNchwcUnit, true>(p, j, p->ow - j, 0);
+  if (j < p->ow) Remainder<OB, T - 1, false, kIc8, kNchwcUnit, true>(p, j, p->ow - j, 0);
 }
 
 template <size_t OB, bool kHalf, bool kIc8, size_t kMode>
@@ -346,15 +346,24 @@ void Row(const F32ConvNchwcParams* p) {
   // A 1x1 at unit stride runs kNchwcUnit, whose column stride and one tap are compile-time.
   const bool point = kMode == kNchwc && p->in_ow_stride == kC && p->kh == 1 && p->kw == 1;
   if constexpr (OB == 4 && !kHalf && kMode == kNchwc) {
-    if (point && !p->prefetch) return PointRow4<kIc8>(p);
+    if (point && !p->prefetch) return PointRowN<4, 6, kIc8>(p);
   }
   if (kMode == kNchwc && p->ic_blocks * p->kh * p->kw <= 4) {
     return point ? RowOf<OB, kHalf, kIc8, kNchwcUnit, true>(p)
                  : RowOf<OB, kHalf, kIc8, kMode, true>(p);
   }
+  // Calls of 2 blocks (32 output channels, or the last pair of a layer) over K > 64 run the
+  // plain form too, 12 columns a tile. Median of 21 interleaved rounds of conv::Run, warm, Zen 5,
+  // general tile -> this: 144 -> 32 at 28x28 249 -> 260 GFLOP/s, 192 -> 32 255 -> 261, 96 -> 32
+  // at 56x56 239 -> 254, 80 -> 32 at 28x28 257 -> 260, 160 -> 32 at 14x14 level. At K <= 64
+  // the short tile above stays ahead (32 -> 32 at 56x56 252 vs 241); 14-column tiles ran as
+  // 12; the form for 1 block (24 columns) or 3 (8) lost 37% / gained under 1.5%.
+  if constexpr (OB == 2 && !kHalf && kMode == kNchwc) {
+    if (point && !p->prefetch) return PointRowN<2, 12, kIc8>(p);
+  }
   // A long 1x1 over pixels too: its tile's 16 unrolled channels then address their columns at
   // fixed offsets (bench_conv --blocked, 1 thread, Zen 5, kiln/oneDNN median of 3 alternating
-  // runs, before PointRow4 took the 4-block calls: geomean over the 59 1x1 layers 0.965 ->
+  // runs, before PointRowN took the 4-block calls: geomean over the 59 1x1 layers 0.965 ->
   // 0.979; 72 -> 24 at 56x56, calls of 16 + 8 output channels, 0.93 -> 1.02).
   return point ? RowOf<OB, kHalf, kIc8, kNchwcUnit, false>(p)
                : RowOf<OB, kHalf, kIc8, kMode, false>(p);
