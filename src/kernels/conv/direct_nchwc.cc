@@ -359,6 +359,14 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
          p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads) {
     chunk = std::min(chunk * 2, cols);
   }
+  // With more than one thread, chunks of equal width (in whole tiles of the groups): a gathering
+  // layer's items go by chunk, so a short last chunk left one thread idle. 2 threads, 1x1 s2
+  // 512 -> 1024 at 28x28: 196 pixels in chunks of 192 + 4 (1 thread's speed), now 102 + 94.
+  if (chunk_w != 0 && threads > 1) {
+    const size_t quantum = std::max<size_t>(1, uk.tile * uk.max_oc_blocks / mob);
+    const size_t n_chunks = (cols + chunk - 1) / chunk, even = (cols + n_chunks - 1) / n_chunks;
+    chunk = std::min(chunk, (even + quantum - 1) / quantum * quantum);
+  }
   const size_t chunks = (cols + chunk - 1) / chunk;
   const size_t items = p.n * pairs * rows * chunks;
   const Clamp clamp = ClampOf(o.epilogue);
