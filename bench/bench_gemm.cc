@@ -13,7 +13,6 @@
 // transposed product, default the driver's choice.)
 // KILN_ISA caps kiln's ISA as everywhere else.
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +24,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/gemm/gemm.h"
@@ -187,6 +187,10 @@ int Main(int argc, char** argv) {
         for (size_t j = 0; j < cs.size(); ++j) {
           Contender& c = cs[(j + r) % cs.size()];
           float* out = &c == &cs[0] ? c_kiln.data() : &c == &cs[1] ? c_ref.data() : c_tmp.data();
+          // With more than one thread, the previous library's idle threads (kiln's pool spins up
+          // to 2 ms, libgomp its shortened count) would share the cores with this batch's start:
+          // a pause lets them sleep first.
+          if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
           const double t0 = Now();
           for (size_t i = 0; i < c.reps; ++i) c.run(out);
           c.samples.push_back((Now() - t0) / c.reps);
@@ -221,14 +225,6 @@ int Main(int argc, char** argv) {
 }  // namespace kiln::bench
 
 int main(int argc, char** argv) {
-  // OpenBLAS's idle workers spin for ~2^28 cycles and OpenMP's for a while too: with two cores,
-  // a spinning library would steal the core of the one timed after it. Shorten the spins (unless
-  // the caller chose) and re-exec, since both read these at load time.
-  if (!std::getenv("KILN_BENCH_REEXEC")) {
-    setenv("KILN_BENCH_REEXEC", "1", 1);
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-    setenv("GOMP_SPINCOUNT", "10000", 0);
-    execv("/proc/self/exe", argv);
-  }
+  kiln::bench::ShortenLibrarySpins(argv);
   return kiln::bench::Main(argc, argv);
 }

@@ -24,4 +24,10 @@ std::string OnednnInfo();
 // cpu_clock: time by the calling thread's CPU time (threads must be 1).
 double MeasureFmaPeak(int threads, double seconds, bool cpu_clock);
 
+// OpenBLAS's idle workers spin for ~2^28 cycles and OpenMP's for a while too: with two cores, a
+// spinning library would steal the core of the one timed after it. Shortens those spins (unless
+// the caller set them) and re-executes the program, since the libraries read them at load time;
+// returns only in the re-executed process (or where the re-exec failed).
+void ShortenLibrarySpins(char** argv);
+
 }  // namespace kiln::bench
