@@ -137,6 +137,7 @@ std::vector<ConvParams> Shapes() {
       // 96 (a chunk crosses rows; at 2 and 3 threads, one thread's items start mid-chunk).
       P(2, 24, 9, 11, 40, 1, 1, 2),
       P(1, 16, 28, 28, 256, 1, 1, 2),  // 196 pixels: 96 + 96 + 4, at 2 threads 66 + 66 + 64
+      P(1, 80, 14, 14, 112, 1, 1),  // groups of 4 + 3 blocks: at 2 threads, items by chunk
       Asym(P(1, 20, 7, 9, 36, 1, 1), 0, 0, 0, 0, 3, 2),
       P(2, 40, 29, 30, 72, 1, 1, 2),
       // Stems (C <= 4; kStemNchwc, kGroupedDirect) besides the ones above: grey at stride 2 with

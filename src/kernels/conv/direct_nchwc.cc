@@ -46,7 +46,9 @@ Status PrepareDirectNchwc(const float* weights, PreparedConv* conv) {
 
 namespace {
 
+using direct_nchwc::BalancedChunk;
 using direct_nchwc::BlockGroups;
+using direct_nchwc::BusiestLoad;
 using direct_nchwc::HalfLast;
 using direct_nchwc::RowGroupBlocks;
 using direct_nchwc::TileCut;
@@ -359,13 +361,31 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
          p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads) {
     chunk = std::min(chunk * 2, cols);
   }
-  // With more than one thread, chunks of equal width (in whole tiles of the groups): a gathering
-  // layer's items go by chunk, so a short last chunk left one thread idle. 2 threads, 1x1 s2
-  // 512 -> 1024 at 28x28: 196 pixels in chunks of 192 + 4 (1 thread's speed), now 102 + 94.
+  // With more than one thread, where the busiest thread has over 5% more than its share of the
+  // work (threads take equal counts of consecutive items), the chunk width (at most the one
+  // above, in whole tiles of the groups) and the order of the items that give it the least. A
+  // gathering layer's items always go by chunk (a chunk's groups follow its gathering), so full
+  // chunks and a short last one left a thread idle: 2 threads, 1x1 s2 512 -> 1024 at 28x28,
+  // 196 pixels in chunks of 192 + 4, ran at one thread's speed (bench_conv 265 GFLOP/s, now
+  // 102 + 94: 501). Elsewhere items go by group (its weights stay in cache over its chunks)
+  // unless by chunk evens the threads out: 480 -> 112 at 14x14, groups of 4 + 3 blocks, 0.90 ->
+  // 0.95-0.97 of oneDNN. Not below the 5%: on 112x112 planes (the output streams to L3) both
+  // narrower chunks and items by chunk ran 10-30% slower (conv::Run, 2 threads, 16 -> 96 at
+  // 112x112 440 -> 363 / 306 GFLOP/s) for a 1% better split.
+  bool by_chunk = gather;  // items by (image, chunk, group), else (image, group, chunk)
   if (chunk_w != 0 && threads > 1) {
-    const size_t quantum = std::max<size_t>(1, uk.tile * uk.max_oc_blocks / mob);
-    const size_t n_chunks = (cols + chunk - 1) / chunk, even = (cols + n_chunks - 1) / n_chunks;
-    chunk = std::min(chunk, (even + quantum - 1) / quantum * quantum);
+    const size_t load = BusiestLoad(groups, p.n, cols, chunk, gather, threads);
+    const size_t share = p.n * cols * mb_n / threads;
+    if (load * 20 > share * 21) {
+      const size_t quantum = std::max<size_t>(1, uk.tile * uk.max_oc_blocks / mob);
+      auto [width, least] = BalancedChunk(groups, p.n, cols, chunk, gather, threads, quantum);
+      if (!gather) {
+        const auto [width2, least2] =
+            BalancedChunk(groups, p.n, cols, chunk, true, threads, quantum);
+        if (least2 < least) width = width2, by_chunk = true;
+      }
+      chunk = width;
+    }
   }
   const size_t chunks = (cols + chunk - 1) / chunk;
   const size_t items = p.n * pairs * rows * chunks;
@@ -415,7 +435,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       const size_t skew = clip && (copied || strip) ? rows / 2 : 0;
       size_t part = item % chunks, oh = (item / chunks + skew) % rows;
       size_t pair = item / chunks / rows % pairs, n = item / chunks / rows / pairs;
-      if (gather) {  // items by (image, chunk, group): a chunk's groups follow its gathering
+      if (by_chunk) {  // one row: see BalancedChunk's choice above
         pair = item % pairs, part = item / pairs % chunks, n = item / pairs / chunks, oh = 0;
       }
       const size_t ob0 = groups.Start(pair), nob = groups.Size(pair);
@@ -427,7 +447,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       const float* w_pair = weights + ob0 * base.w_ob_stride;
       // The pair's last item (its last row and chunk) pulls the next pair's weights; where
       // items go by chunk, every item pulls those of the next.
-      const bool last_of_pair = gather || item % (chunks * rows) + 1 == chunks * rows;
+      const bool last_of_pair = by_chunk || item % (chunks * rows) + 1 == chunks * rows;
       if (prefetch_next && last_of_pair && pair + 1 < pairs) {
         k.prefetch = w_pair + nob * base.w_ob_stride;
         k.prefetch_blocks = groups.Size(pair + 1);

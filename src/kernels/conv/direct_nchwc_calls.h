@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_ukernels.h"
@@ -77,6 +78,42 @@ inline size_t RowGroupBlocks(const ConvParams& p, const ConvNchwcUkernel& uk) {
     return tall;
   }
   return g;
+}
+
+// The most work (columns x blocks) that a thread gets when `images` x groups x chunks of
+// `width` columns (the last one shorter) split into equal counts of consecutive items, ordered
+// by chunk then group (by_chunk) or by group then chunk.
+inline size_t BusiestLoad(const BlockGroups& groups, size_t images, size_t cols, size_t width,
+                          bool by_chunk, size_t threads) {
+  const size_t chunks = (cols + width - 1) / width, items = images * groups.count * chunks;
+  size_t most = 0;
+  for (size_t t = 0; t < threads; ++t) {
+    size_t load = 0;
+    for (size_t i = items * t / threads; i < items * (t + 1) / threads; ++i) {
+      const size_t part = by_chunk ? i / groups.count % chunks : i % chunks;
+      const size_t group = by_chunk ? i % groups.count : i / chunks % groups.count;
+      load += (std::min(cols, (part + 1) * width) - part * width) * groups.Size(group);
+    }
+    most = std::max(most, load);
+  }
+  return most;
+}
+
+// The chunk width, at most `widest`, whose busiest thread has the least work (ties: the widest),
+// and that work: over 1 to 2x as many chunks as `widest` makes, each as wide as an even split in
+// whole tiles (`quantum` columns).
+inline std::pair<size_t, size_t> BalancedChunk(const BlockGroups& groups, size_t images,
+                                               size_t cols, size_t widest, bool by_chunk,
+                                               size_t threads, size_t quantum) {
+  const size_t fewest = (cols + widest - 1) / widest;
+  size_t best = widest, best_load = BusiestLoad(groups, images, cols, widest, by_chunk, threads);
+  for (size_t n = fewest; n <= 2 * fewest; ++n) {
+    const size_t even = (cols + n - 1) / n;
+    const size_t width = std::min(widest, (even + quantum - 1) / quantum * quantum);
+    const size_t load = BusiestLoad(groups, images, cols, width, by_chunk, threads);
+    if (load < best_load) best = width, best_load = load;
+  }
+  return {best, best_load};
 }
 
 }  // namespace kiln::conv::direct_nchwc
