@@ -423,11 +423,27 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // 256 -> 1024 at 14x14 level; short K (24 -> 144 at 56x56 and the like) level.
   const bool prefetch_next = base.w_ob_stride * mob * sizeof(float) <= (128u << 10) &&
                              GetCpuInfo().uarch != Uarch::kZen5;
+  // Whole rows (one chunk each) go to the threads by work, not by count: the groups differ in
+  // size (16 blocks in threes: 2 + 2 + 4 x 3), and equal counts of rows gave one thread 7 of
+  // them and the other 9 on 3x3 s2 256 -> 256 at 28x28. A row goes to the thread whose share of
+  // the work (row blocks, in item order) holds its middle.
+  const size_t total = p.n * rows * mb_n;
+  auto owner = [&](size_t item) {
+    const size_t pair = item / rows % pairs, size = groups.Size(pair);
+    const size_t before = item / rows / pairs * mb_n + groups.Start(pair);  // whole groups
+    const size_t done = before * rows + item % rows * size;
+    return std::min(threads - 1, (2 * done + size) * threads / (2 * total));
+  };
   ParallelFor(o.pool, threads, [&](size_t t) {
     float bias_tail[64];  // bias of the blocks of a call (up to 4 x 16) past M, zero-padded
     float* gathered = gather ? workspace + t * cb_n * c * chunk : nullptr;
     size_t gathered_chunk = items;  // (image, chunk) in `gathered`: none yet
-    for (size_t item = items * t / threads; item < items * (t + 1) / threads; ++item) {
+    size_t first = items * t / threads, last = items * (t + 1) / threads;
+    if (chunks == 1 && rows > 1 && threads > 1) {
+      for (first = 0; first < items && owner(first) < t;) ++first;
+      for (last = first; last < items && owner(last) == t;) ++last;
+    }
+    for (size_t item = first; item < last; ++item) {
       // Over the copy, the rows of a pair start in the middle: the first row of a pair pulls its
       // weights from L3, and a full-window row reads them in one sequential stream, where a
       // clipped row skips every third tap and leaves the rest to the next row (ResNet's
