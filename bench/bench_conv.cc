@@ -1,6 +1,7 @@
 // kiln's convolution drivers against oneDNN's convolution on every distinct convolution layer of
 // ResNet-50 and MobileNetV2 and on DenseNet-121's 1x1 layers (batch 1, 224x224), in one process,
-// alternating A B A B, with the same thread count (BENCHMARKING.md).
+// alternating A B A B, with the same thread count (BENCHMARKING.md): call by call on one thread,
+// in batches after a pause on more (each side's idle threads would take the other's cores).
 //
 //   bench_conv [--threads N] [--seconds S] [--filter SUBSTR] [--measure] [--algo A] [--vs B]
 //              [--set 3x3] [--cpu-time] [--blocked] [--cold]
