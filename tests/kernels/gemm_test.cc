@@ -636,6 +636,59 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
   }
 }
 
+// The epilogue's cases one by one, every microkernel, full and edge tiles: each bias alone,
+// both, none; C overwritten or added to; no clamp or a lower one. Row 0 of A holds a NaN, which
+// must reach row 0 of C through every case (the reference keeps it; a clamp whose bound is the
+// operand returned on NaN turned it into the bound).
+TEST(GemmUkernels, EpilogueCasesKeepNaN) {
+  std::mt19937 rng(kSeed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const GemmUkernel& row : GemmUkernels()) {
+    if (row.isa > ActiveIsa()) continue;
+    SCOPED_TRACE(row.name);
+    for (size_t mr : {size_t{1}, row.mr}) {
+      for (size_t nr : {size_t{1}, row.nr - 1, row.nr}) {
+        for (uint32_t mode = 0; mode < 32; ++mode) {
+          const bool use_m = mode & 1, use_n = mode & 2, load_c = mode & 4, relu = mode & 8;
+          const uint32_t trans = (mode >> 4) & 1;
+          const size_t kc = 7, ldb = nr, rows = trans ? nr : mr, cols = trans ? mr : nr;
+          const size_t ldc = cols;
+          std::vector<float> a(kc * row.mr), b(kc * ldb), c(rows * ldc), bias_m(mr), bias_n(nr);
+          for (auto* v : {&a, &b, &c, &bias_m, &bias_n}) {
+            for (float& x : *v) x = dist(rng);
+          }
+          a[2 * row.mr] = std::numeric_limits<float>::quiet_NaN();  // A(0, 2)
+          const std::vector<float> c_old = c;
+          ukernels::F32GemmTileParams p{};
+          p.load_c = load_c ? 1 : 0;
+          p.bias_m = use_m ? bias_m.data() : nullptr;
+          p.bias_n = use_n ? bias_n.data() : nullptr;
+          p.min = relu ? 0.0f : -inf;
+          p.max = inf;
+          p.trans_c = trans;
+          row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
+          for (size_t i = 0; i < mr; ++i) {
+            for (size_t j = 0; j < nr; ++j) {
+              const size_t at = trans ? j * ldc + i : i * ldc + j;
+              if (i == 0) {
+                ASSERT_TRUE(std::isnan(c[at])) << "mr=" << mr << " nr=" << nr << " mode=" << mode;
+                continue;
+              }
+              double want = (load_c ? c_old[at] : 0.0) + (use_m ? bias_m[i] : 0.0) +
+                            (use_n ? bias_n[j] : 0.0);
+              for (size_t k = 0; k < kc; ++k) want += double{a[k * row.mr + i]} * b[k * ldb + j];
+              if (relu) want = std::max(want, 0.0);
+              ASSERT_NEAR(c[at], want, 1e-5) << "mr=" << mr << " nr=" << nr << " mode=" << mode
+                                             << " at " << i << "," << j;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Every activation kernel in the table against double precision, over tails of every length.
 TEST(GemmUkernels, ActivationsMatchExact) {
   std::vector<float> x;

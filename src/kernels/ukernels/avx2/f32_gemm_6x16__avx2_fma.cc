@@ -88,7 +88,9 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
     for (int v = 0; v < kVecs; ++v) {
       __m256 x = _mm256_add_ps(_mm256_add_ps(acc[i][v], bn[v]), bm);
       if (params->load_c) x = _mm256_add_ps(x, _mm256_maskload_ps(ci + 8 * v, masks[v]));
-      x = _mm256_min_ps(_mm256_max_ps(x, vmin), vmax);
+      // The bound first: vmaxps/vminps return the second operand where either is NaN, and a
+      // NaN stays NaN, as in the reference.
+      x = _mm256_min_ps(vmax, _mm256_max_ps(vmin, x));
       _mm256_maskstore_ps(ci + 8 * v, masks[v], x);
     }
   }

@@ -64,7 +64,7 @@ template <int kRows, int kVecs>
       __m512 x = _mm512_add_ps(r[j], bm);
       if (params->bias_n) x = _mm512_add_ps(x, _mm512_set1_ps(params->bias_n[16 * v + j]));
       if (params->load_c) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(rows, cj));
-      x = _mm512_min_ps(_mm512_max_ps(x, vmin), vmax);
+      x = _mm512_min_ps(vmax, _mm512_max_ps(vmin, x));  // NaN stays (see Tile)
       _mm512_mask_storeu_ps(cj, rows, x);
     }
   }
@@ -198,11 +198,26 @@ template <int kRows, int kVecs, bool kEmbed>
 void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* params, __mmask16 last) {
   const __mmask16 masks[2] = {kVecs == 1 ? last : __mmask16(0xFFFF), last};
+  // The parameters the epilogue reads, in locals up front: a store to C may alias *params
+  // (floats) for all the compiler knows.
+  const bool trans = params->trans_c != 0, load_c = params->load_c != 0;
+  const float* bias_m = trans ? nullptr : params->bias_m;
+  const float* bias_n = trans ? nullptr : params->bias_n;
+  const float lo = params->min, hi = params->max;
+  // The accumulators start from the biases (the transposed store adds its own), so that the
+  // epilogue of a plain tile is the clamp it needs, if any, and the stores.
+  __m512 bn[kVecs];
+#pragma GCC unroll 2
+  for (int v = 0; v < kVecs; ++v) {
+    bn[v] = bias_n ? _mm512_maskz_loadu_ps(masks[v], bias_n + 16 * v) : _mm512_setzero_ps();
+  }
   __m512 acc[kRows][kVecs];
 #pragma GCC unroll 14
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 2
-    for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_setzero_ps();
+    for (int v = 0; v < kVecs; ++v) {
+      acc[i][v] = bias_m ? _mm512_add_ps(bn[v], _mm512_set1_ps(bias_m[i])) : bn[v];
+    }
   }
   // The tile's lines of C, fetched now so that they arrive during the k loop rather than
   // stalling the stores after it (C of a 1x1 convolution is megabytes, often out of L3 too).
@@ -238,25 +253,42 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
     PanelK<kRows, kVecs, false, kEmbed>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb, masks, far);
   }
 
-  if (params->trans_c) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
-  const __m512 vmin = _mm512_set1_ps(params->min);
-  const __m512 vmax = _mm512_set1_ps(params->max);
-  __m512 bn[kVecs];
+  if (trans) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
+  // Each step over the whole tile behind one test, and a clamp bound at infinity skipped. The
+  // bound is the first operand: vmaxps/vminps return the second where either is NaN, so a NaN
+  // stays NaN, as in the reference (with the bound second, a product without clamp turned NaN
+  // into -inf through its max against -inf).
+  if (load_c) {
+#pragma GCC unroll 14
+    for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 2
-  for (int v = 0; v < kVecs; ++v) {
-    bn[v] = params->bias_n ? _mm512_maskz_loadu_ps(masks[v], params->bias_n + 16 * v)
-                           : _mm512_setzero_ps();
+      for (int v = 0; v < kVecs; ++v) {
+        const __m512 old = _mm512_maskz_loadu_ps(masks[v], c + i * ldc + 16 * v);
+        acc[i][v] = _mm512_add_ps(acc[i][v], old);
+      }
+    }
+  }
+  if (lo > -__builtin_inff()) {
+    const __m512 vmin = _mm512_set1_ps(lo);
+#pragma GCC unroll 14
+    for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_max_ps(vmin, acc[i][v]);
+    }
+  }
+  if (hi < __builtin_inff()) {
+    const __m512 vmax = _mm512_set1_ps(hi);
+#pragma GCC unroll 14
+    for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm512_min_ps(vmax, acc[i][v]);
+    }
   }
 #pragma GCC unroll 14
   for (int i = 0; i < kRows; ++i) {
-    float* ci = c + i * ldc;
-    const __m512 bm = params->bias_m ? _mm512_set1_ps(params->bias_m[i]) : _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) {
-      __m512 x = _mm512_add_ps(_mm512_add_ps(acc[i][v], bn[v]), bm);
-      if (params->load_c) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(masks[v], ci + 16 * v));
-      x = _mm512_min_ps(_mm512_max_ps(x, vmin), vmax);
-      _mm512_mask_storeu_ps(ci + 16 * v, masks[v], x);
+      _mm512_mask_storeu_ps(c + i * ldc + 16 * v, masks[v], acc[i][v]);
     }
   }
 }
