@@ -334,8 +334,10 @@ TEST(HotEltwise, UnaryExtremes) {
       }
     }
     std::vector<float> nan{NAN, 1.0f};
-    for (UnaryOp op :
-         {UnaryOp::kExp, UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kSilu, UnaryOp::kGelu}) {
+    // The clamps too (ReLU, Clip, HardSigmoid, HardSwish): NaN stays NaN, as in the reference.
+    for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kSilu,
+                       UnaryOp::kGelu, UnaryOp::kRelu, UnaryOp::kClip, UnaryOp::kHardSigmoid,
+                       UnaryOp::kHardSwish}) {
       std::vector<float> out(2);
       ASSERT_TRUE(Unary(op, 2, nan.data(), out.data(), {}, o).ok());
       EXPECT_TRUE(std::isnan(out[0])) << UnaryOpName(op) << " isa=" << IsaName(isa);

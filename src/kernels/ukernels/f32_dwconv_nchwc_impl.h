@@ -105,7 +105,7 @@ inline void DwRowSlide(const F32DwConvRowC* a) {
         });
       });
       for (size_t i = 0; i < N; ++i) {
-        V::Store(out + (ox + i) * W, V::Min(V::Max(acc[i], vmin), vmax));
+        V::Store(out + (ox + i) * W, V::Min(vmax, V::Max(vmin, acc[i])));
       }
     };
     size_t ox = 0;
@@ -160,7 +160,7 @@ inline void DwRowC(const F32DwConvRowC* a) {
       const float* const* rows = a->rows + r * a->row_step;
       float* out = a->out + r * out_w * cb;
       auto store = [&](size_t ox, T acc) {
-        V::Store(out + ox * cb + g, V::Min(V::Max(acc, vmin), vmax));
+        V::Store(out + ox * cb + g, V::Min(vmax, V::Max(vmin, acc)));
       };
       // One pixel, any position, one chain per window row (three for 3x3). A tap outside the row
       // (or on a padding row) reads a zero vector instead: no branch, no out-of-range address.

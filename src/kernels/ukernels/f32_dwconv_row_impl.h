@@ -110,14 +110,14 @@ void DwBody(const float* const* rows, const typename D::T* wv, const F32DwConvRo
     const long base = static_cast<long>(ox) * S - pad;
     if (base >= 0 && base + DwReach<D, K, S>() <= in_w && ox + kV <= out_w) {
       const T v = DwVector<D, K, S, false>(rows, base, in_w, wv, vb);
-      D::Store(out + ox, D::Min(D::Max(v, vmin), vmax));
+      D::Store(out + ox, D::Min(vmax, D::Max(vmin, v)));
       continue;
     }
     // An edge vector: masked loads read zeros past either end of the row (no stack copy, whose
     // scalar stores would stall the vector loads that follow them).
     const T v = DwVector<D, K, S, true>(rows, base, in_w, wv, vb);
     const size_t n = out_w - ox < kV ? out_w - ox : kV;
-    D::StoreFirst(out + ox, n, D::Min(D::Max(v, vmin), vmax));
+    D::StoreFirst(out + ox, n, D::Min(vmax, D::Max(vmin, v)));
   }
 }
 

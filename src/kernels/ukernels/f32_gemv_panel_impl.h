@@ -61,7 +61,7 @@ inline void GemvPanelRun(size_t cols, size_t k, size_t panel, const float* a, co
       if (p->load_y) v = V::Add(v, V::LoadPartial(y + j, n));
       if (p->bias) v = V::Add(v, V::LoadPartial(p->bias + j, n));
       v = V::Add(v, bias0);
-      v = V::Min(V::Max(v, lo), hi);
+      v = V::Min(hi, V::Max(lo, v));
       if (n == w) {
         V::Store(y + j, v);
       } else {

@@ -361,11 +361,11 @@ inline void HotLayerNorm(size_t n, const float* x, float mean, float inv_std, co
     HotRBinaryC<V, HotOps<V>::Div>(n, a, c, y);                                                    \
   }                                                                                                \
   void f32_vrelu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                 \
-    HotMap<V>(n, x, y, [](V::T v) { return V::Max(v, V::Set(0.0f)); });                            \
+    HotMap<V>(n, x, y, [](V::T v) { return V::Max(V::Set(0.0f), v); });                            \
   }                                                                                                \
   void f32_vclip__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {               \
     const V::T lo = V::Set(p->alpha), hi = V::Set(p->beta);                                        \
-    HotMap<V>(n, x, y, [lo, hi](V::T v) { return V::Min(V::Max(v, lo), hi); });                    \
+    HotMap<V>(n, x, y, [lo, hi](V::T v) { return V::Min(hi, V::Max(lo, v)); });                    \
   }                                                                                                \
   void f32_vsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {              \
     HotMap<V>(n, x, y, [](V::T v) { return HotSigmoid<V>(v); });                                   \
@@ -379,13 +379,13 @@ inline void HotLayerNorm(size_t n, const float* x, float mean, float inv_std, co
   void f32_vhswish__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {               \
     HotMap<V>(n, x, y, [](V::T v) {                                                                \
       const V::T t = V::Fma(v, V::Set(1.0f / 6.0f), V::Set(0.5f));                                 \
-      return V::Mul(v, V::Min(V::Max(t, V::Set(0.0f)), V::Set(1.0f)));                             \
+      return V::Mul(v, V::Min(V::Set(1.0f), V::Max(V::Set(0.0f), t)));                             \
     });                                                                                            \
   }                                                                                                \
   void f32_vhsigmoid__##S(size_t n, const float* x, float* y, const F32UnaryParams* p) {           \
     const V::T a = V::Set(p->alpha), b = V::Set(p->beta);                                          \
     HotMap<V>(n, x, y, [a, b](V::T v) {                                                            \
-      return V::Min(V::Max(V::Fma(v, a, b), V::Set(0.0f)), V::Set(1.0f));                          \
+      return V::Min(V::Set(1.0f), V::Max(V::Set(0.0f), V::Fma(v, a, b)));                          \
     });                                                                                            \
   }                                                                                                \
   void f32_vgelu__##S(size_t n, const float* x, float* y, const F32UnaryParams*) {                 \

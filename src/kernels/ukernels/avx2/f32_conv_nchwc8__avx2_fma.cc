@@ -101,12 +101,13 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
       }
     }
   }
+  // The bound first: vmaxps/vminps return the second operand where either is NaN (a NaN stays).
   if (min > -__builtin_inff()) {
     const __m256 v = _mm256_set1_ps(min);
 #pragma GCC unroll 2
     for (size_t o = 0; o < OB; ++o) {
 #pragma GCC unroll 16
-      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_max_ps(acc[o][t], v);
+      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_max_ps(v, acc[o][t]);
     }
   }
   if (max < __builtin_inff()) {
@@ -114,7 +115,7 @@ void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
 #pragma GCC unroll 2
     for (size_t o = 0; o < OB; ++o) {
 #pragma GCC unroll 16
-      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_min_ps(acc[o][t], v);
+      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_min_ps(v, acc[o][t]);
     }
   }
 #pragma GCC unroll 2

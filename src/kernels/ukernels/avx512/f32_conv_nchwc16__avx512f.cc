@@ -65,7 +65,8 @@ __attribute__((always_inline)) inline void Channel(__m512 (&acc)[OB][T], __m256 
 }
 
 // Adds the output's contents when accumulating, clamps and stores one block of T columns (the
-// accumulators start from the bias). kShort (a tile of a short K, where the stores are a large
+// accumulators start from the bias). The clamp's bound is the first operand of vmaxps/vminps,
+// which return the second where either is NaN: a NaN stays NaN, as in the reference. kShort (a tile of a short K, where the stores are a large
 // share): each step runs over the whole block behind one test of the parameters read up front,
 // and a clamp bound at infinity is skipped. Testing per column reloaded the parameters after
 // every store (a store may alias *p) and put three branches beside each store: a tenth of a
@@ -88,12 +89,12 @@ __attribute__((always_inline)) inline void Store(const F32ConvNchwcParams* p, __
     if (min > -__builtin_inff()) {
       const __m512 v = _mm512_set1_ps(min);
 #pragma GCC unroll 24
-      for (size_t t = 0; t < T; ++t) acc[t] = _mm512_max_ps(acc[t], v);
+      for (size_t t = 0; t < T; ++t) acc[t] = _mm512_max_ps(v, acc[t]);
     }
     if (max < __builtin_inff()) {
       const __m512 v = _mm512_set1_ps(max);
 #pragma GCC unroll 24
-      for (size_t t = 0; t < T; ++t) acc[t] = _mm512_min_ps(acc[t], v);
+      for (size_t t = 0; t < T; ++t) acc[t] = _mm512_min_ps(v, acc[t]);
     }
 #pragma GCC unroll 24
     for (size_t t = 0; t < T; ++t) _mm512_storeu_ps(out + t * kC, acc[t]);
@@ -103,7 +104,7 @@ __attribute__((always_inline)) inline void Store(const F32ConvNchwcParams* p, __
     for (size_t t = 0; t < T; ++t) {
       __m512 v = acc[t];
       if (p->accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(out + t * kC));
-      v = _mm512_min_ps(_mm512_max_ps(v, vmin), vmax);
+      v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, v));
       _mm512_storeu_ps(out + t * kC, v);
     }
   }

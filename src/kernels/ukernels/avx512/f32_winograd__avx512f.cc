@@ -60,7 +60,7 @@ void f32_wino_scatter__avx512f(size_t n, const float* r, size_t r_stride, float 
     __m512 v[4];
     for (size_t j = 0; j < 4; ++j) {
       const __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(mq, r + j * r_stride + q0), vb);
-      v[j] = _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, vlo), vhi);
+      v[j] = _mm512_maskz_min_ps(0xFFFF, vhi, _mm512_maskz_max_ps(0xFFFF, vlo, x));  // NaN stays
     }
     const __m512 a = _mm512_maskz_unpacklo_ps(0xFFFF, v[0], v[1]),
                  b = _mm512_maskz_unpackhi_ps(0xFFFF, v[0], v[1]);
