@@ -69,14 +69,21 @@ inline bool HalfLast(const ConvParams& p, size_t c) { return p.m % c != 0 && p.m
 // calls: 3x3 s2 128->128 at 56x56 267 -> 272 / 262 -> 269 GFLOP/s, 64->64 249 -> 263 / 248 ->
 // 263; but at stride 1 128->128 at 56x56 270 -> 258 cold, 160->160 at 14x14 -7%, and past the
 // bound 256->256 s2 at 28x28 -16%.
+// Each row of a group reads all the group's weights from L2; where those of the wider groups
+// (conv_oc_blocks) pass half of L2, the rows evict them, and calls of max_oc_blocks run instead.
+// conv::Run, Zen 5, median of 21 interleaved rounds (11 with the caches evicted before each
+// call), 3 blocks -> 2: 512->512 at 7x7 (884 KiB against 590 KiB) 250 -> 263 GFLOP/s, evicted
+// 226 -> 241, 2 threads 499 -> 516; s2 512->512 at 14x14 248 -> 252, evicted 209 -> 215, 2
+// threads 399 -> 414; s2 256->256 at 28x28 (442 KiB) level or 2% slower, hence the bound.
 inline size_t RowGroupBlocks(const ConvParams& p, const ConvNchwcUkernel& uk) {
   const size_t c = uk.block, g = std::max(uk.max_oc_blocks, uk.conv_oc_blocks);
   const size_t tall = uk.pointwise_oc_blocks;
-  const size_t group_bytes = tall * ((p.c + c - 1) / c) * p.kh * p.kw * c * c * sizeof(float);
-  if (tall > g && p.stride_w >= 2 && p.out_w() >= 24 &&
-      group_bytes * 3 <= GetCpuInfo().l2_bytes) {
+  const size_t block_bytes = ((p.c + c - 1) / c) * p.kh * p.kw * c * c * sizeof(float);
+  const size_t l2 = GetCpuInfo().l2_bytes;
+  if (tall > g && p.stride_w >= 2 && p.out_w() >= 24 && tall * block_bytes * 3 <= l2) {
     return tall;
   }
+  if (g > uk.max_oc_blocks && g * block_bytes * 2 > l2) return uk.max_oc_blocks;
   return g;
 }
 
