@@ -333,18 +333,9 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   const size_t threads = ThreadCount(o.pool);
   size_t mob = uk.max_oc_blocks;
   if (rows == 1 && uk.pointwise_oc_blocks > mob) {
-    auto busiest = [&](size_t g) {  // output blocks x chunks of the busiest thread
-      const BlockGroups bg = groups_for(g);
-      const size_t chunks = chunks0, items = p.n * bg.count * chunks;
-      size_t most = 0;
-      for (size_t t = 0; t < threads; ++t) {
-        size_t blocks = 0;
-        for (size_t i = items * t / threads; i < items * (t + 1) / threads; ++i) {
-          blocks += bg.Size(i / chunks % bg.count);
-        }
-        most = std::max(most, blocks);
-      }
-      return most;
+    // Output blocks x chunks of the busiest thread: each chunk counted as one column.
+    auto busiest = [&](size_t g) {
+      return BusiestLoad(groups_for(g), p.n, chunks0, 1, false, threads);
     };
     if (busiest(uk.pointwise_oc_blocks) <= busiest(mob)) mob = uk.pointwise_oc_blocks;
   } else if (rows > 1) {

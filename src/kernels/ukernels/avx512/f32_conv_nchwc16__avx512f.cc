@@ -66,9 +66,9 @@ __attribute__((always_inline)) inline void Channel(__m512 (&acc)[OB][T], __m256 
 
 // Adds the output's contents when accumulating, clamps and stores one block of T columns (the
 // accumulators start from the bias). The clamp's bound is the first operand of vmaxps/vminps,
-// which return the second where either is NaN: a NaN stays NaN, as in the reference. kShort (a tile of a short K, where the stores are a large
-// share): each step runs over the whole block behind one test of the parameters read up front,
-// and a clamp bound at infinity is skipped. Testing per column reloaded the parameters after
+// which return the second where either is NaN: a NaN stays NaN, as in the reference. kShort (a
+// tile of a short K, where the stores are a large share): each step runs over the whole block
+// behind one test of the parameters read up front, and a clamp bound at infinity is skipped. Testing per column reloaded the parameters after
 // every store (a store may alias *p) and put three branches beside each store: a tenth of a
 // 6 x 4 tile at K = 16 (16 -> 96), 4% at K = 64. On long K the plain form is kept: a 7-column
 // tile at K = 1024 (1024 -> 2048 s2 at 14x14) ran 4% slower with the other, for no reason
