@@ -275,6 +275,51 @@ TEST(DwConv, BlockedRowGroupsAndPads) {
   }
 }
 
+// NCHW layers run through blocks of channels (transposed into a workspace slot per thread) where
+// a window's input rows fit the slot, and on the row kernels otherwise: rows of 700 take the row
+// kernels at every ISA level, 9x9 windows too; a caller's workspace, filled with NaN first, gives
+// the same bits as one allocated for the call.
+TEST(DwConv, NchwThroughBlocksAndWideRows) {
+  std::mt19937 rng(kSeed + 7);
+  for (size_t k : {3, 5}) {
+    for (size_t s : {1, 2}) {
+      DwConvParams p = Make(19, 4, 700, k, s, k / 2, k / 2, k / 2, k / 2);
+      EXPECT_EQ(DwConvWorkspaceFloats(p, 2), 0u);
+      if (!Check(p, true, Activation::kClip, rng)) return;
+    }
+  }
+  DwConvParams big = Make(5, 12, 11, 9, 1, 4, 4, 4, 4);
+  EXPECT_EQ(DwConvWorkspaceFloats(big, 1), 0u);
+  if (!Check(big, true, Activation::kRelu, rng)) return;
+
+  DwConvParams p = Make(40, 7, 7, 3, 1, 1, 1, 1, 1);
+  p.n = 2;
+  EXPECT_EQ(DwConvWorkspaceFloats(p, 1, IsaLevel::kScalar), 0u);
+  DwConvParams blocked = p;
+  blocked.channel_block = 16;
+  EXPECT_EQ(DwConvWorkspaceFloats(blocked, 1), 0u);
+  const std::vector<float> x = Random(p.n * p.c * p.h * p.w, rng);
+  const std::vector<float> w = Random(p.c * p.kh * p.kw, rng);
+  const std::vector<float> b = Random(p.c, rng);
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t threads : {1, 2, 3}) {
+      ThreadPool* pool = PoolOf(threads);
+      std::vector<float> ws(DwConvWorkspaceFloats(p, threads, isa), std::nanf(""));
+      if (isa >= IsaLevel::kAvx2) {
+        EXPECT_GT(ws.size(), 0u) << IsaName(isa);
+      }
+      std::vector<float> y0(p.n * p.c * 49), y1(y0.size());
+      ASSERT_TRUE(DwConv(p, x.data(), w.data(), b.data(), {}, y0.data(), pool, isa).ok());
+      ASSERT_TRUE(DwConv(p, x.data(), w.data(), b.data(), {}, y1.data(), pool, isa,
+                         ws.empty() ? nullptr : ws.data())
+                      .ok());
+      for (size_t i = 0; i < y0.size(); ++i) {
+        ASSERT_EQ(y0[i], y1[i]) << "isa=" << IsaName(isa) << " threads=" << threads << " i=" << i;
+      }
+    }
+  }
+}
+
 TEST(DwConv, UnsupportedAndBadArguments) {
   DwConvParams p = Make(2, 5, 5, 3, 1, 1, 1, 1, 1);
   p.dilation_h = 2;

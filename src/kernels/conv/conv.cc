@@ -199,6 +199,7 @@ size_t PreparedConv::WorkspaceSize(size_t threads) const {
   if (algorithm_ == Algorithm::kWinograd) return WinogradWorkspace(*this, threads);
   if (algorithm_ == Algorithm::kGroupedDirect) return GroupedWorkspace(*this, threads);
   if (algorithm_ == Algorithm::kDirectNchwc) return DirectNchwcWorkspace(*this, threads);
+  if (algorithm_ == Algorithm::kDepthwise) return DepthwiseWorkspace(*this, threads);
   if (algorithm_ != Algorithm::kIm2colGemm) return 0;
   return Im2colWorkspace(*this, threads);
 }
@@ -381,7 +382,8 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
     case Algorithm::kIm2colGemm:
     case Algorithm::kWinograd:
     case Algorithm::kGroupedDirect:
-    case Algorithm::kDirectNchwc: {
+    case Algorithm::kDirectNchwc:
+    case Algorithm::kDepthwise: {
       const size_t need = conv.WorkspaceSize(ThreadCount(o.pool));
       std::vector<float> own;
       float* ws = o.workspace;
@@ -393,12 +395,11 @@ Status Run(const PreparedConv& conv, const float* x, float* y, const RunOptions&
       if (conv.algorithm() == Algorithm::kWinograd) return RunWinograd(conv, x, y, o, ws);
       if (conv.algorithm() == Algorithm::kGroupedDirect) return RunGrouped(conv, x, y, o, ws);
       if (conv.algorithm() == Algorithm::kDirectNchwc) return RunDirectNchwc(conv, x, y, o, ws);
+      if (conv.algorithm() == Algorithm::kDepthwise) return RunDepthwise(conv, x, y, o, ws);
       return RunIm2colGemm(conv, x, y, o, ws);
     }
     case Algorithm::kStemNchwc:
       return RunStemNchwc(conv, x, y, o);
-    case Algorithm::kDepthwise:
-      return RunDepthwise(conv, x, y, o);
     case Algorithm::kAuto:
       break;
   }

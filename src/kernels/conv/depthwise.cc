@@ -1,7 +1,7 @@
 // kDepthwise: groups == C == M, one filter per channel. Shapes that dwconv::DwConv handles go to
 // its row microkernels (NCHW, or NCHWc when prepared blocked: block() > 1, whose shapes prepare
-// and ViewPreparedConv checked); the rest (dilation, NCHW only) to a portable loop nest with the window clipped per
-// row and column, whose work items are (image, channel) planes.
+// and ViewPreparedConv checked); the rest (dilation, NCHW only) to a portable loop nest with the
+// window clipped per row and column, whose work items are (image, channel) planes.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -53,12 +53,17 @@ Status PrepareDepthwise(const float* weights, PreparedConv* conv) {
   return Status::Ok();
 }
 
-Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o) {
+size_t DepthwiseWorkspace(const PreparedConv& conv, size_t threads) {
+  return dwconv::DwConvWorkspaceFloats(ToDw(conv.params(), conv.block()), threads, conv.isa());
+}
+
+Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                    float* workspace) {
   const ConvParams& p = conv.params();
   const dwconv::DwConvParams dw = ToDw(p, conv.block());
   if (conv.block() > 1 || dwconv::DwConvSupported(dw)) {  // blocked: checked at prepare
     return dwconv::DwConv(dw, x, PreparedConvAccess::weights(conv), nullptr, o.epilogue, y, o.pool,
-                          conv.isa());
+                          conv.isa(), workspace);
   }
   const size_t oh_n = p.out_h(), ow_n = p.out_w(), taps = p.kh * p.kw;
   const float* weights = PreparedConvAccess::weights(conv);

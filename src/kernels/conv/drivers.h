@@ -69,10 +69,13 @@ size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t threads);
 Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
                       float* workspace);
 
-// kDepthwise: W copied as given; block() > 1 runs dwconv's NCHWc kernels.
+// kDepthwise: W copied as given; block() > 1 runs dwconv's NCHWc kernels. On NCHW, dwconv may
+// run short rows through blocks of channels in the workspace (DwConvWorkspaceFloats).
 bool DepthwiseBlockedSupported(const ConvParams& p, size_t block);
 Status PrepareDepthwise(const float* weights, PreparedConv* conv);
-Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o);
+size_t DepthwiseWorkspace(const PreparedConv& conv, size_t threads);
+Status RunDepthwise(const PreparedConv& conv, const float* x, float* y, const RunOptions& o,
+                    float* workspace);
 
 // kWinograd: 36 packed U[p] (winograd_path.cc).
 Status PrepareWinograd(const float* weights, PreparedConv* conv);

@@ -7,6 +7,10 @@
 // 3x3 and 5x5 kernels for strides 1 and 2 per ISA level, and a portable one for other windows.
 // Padding is any amount on each side; the microkernels read only the real input (padding is
 // zeros that are never stored anywhere), so no padded copy of the input is made.
+// On NCHW, a layer whose window rows fit a slot of the workspace (windows up to 7x7; 3x3 rows up
+// to 341 wide on AVX-512) runs through blocks of 8 or 16 channels instead: each band of rows is
+// transposed into the blocked form, convolved by the NCHWc kernel and transposed back, since the
+// NCHW row kernels leave most lanes idle on the short rows of late layers.
 #pragma once
 
 #include <cstddef>
@@ -54,6 +58,11 @@ inline size_t BlockedWeightFloats(size_t c, size_t taps, size_t cb) {
 }
 void PackBlockedWeights(size_t c, size_t taps, size_t cb, const float* w, float* dst);
 
+// Floats of scratch DwConv needs for this shape on `threads` threads (0 for most: NCHW layers
+// whose rows are short run through blocks of channels, in the workspace).
+size_t DwConvWorkspaceFloats(const DwConvParams& p, size_t threads,
+                             std::optional<IsaLevel> isa = std::nullopt);
+
 // y = act(dwconv(x, w) + bias), NCHW or NCHWc (p.channel_block).
 //   w: [C, 1, kh, kw], or PackBlockedWeights' layout when p.channel_block > 1; bias: null or C
 //      values.
@@ -61,9 +70,11 @@ void PackBlockedWeights(size_t c, size_t taps, size_t cb, const float* w, float*
 //       A bias may come either as `bias` or as ep.bias with ep.bias_kind == kPerRow (one value
 //       per channel), not both; kPerColumn is an error.
 //   pool: null or a pool whose thread count is used exactly; isa: caps the ISA below ActiveIsa().
-// x and y must not overlap. Nothing is allocated.
+//   workspace: null, or DwConvWorkspaceFloats(p, ThreadCount(pool), isa) floats; null where
+//       that is non-zero allocates it for the call. Nothing else is allocated.
+// x and y must not overlap.
 Status DwConv(const DwConvParams& p, const float* x, const float* w, const float* bias,
               const gemm::Epilogue& ep, float* y, ThreadPool* pool = nullptr,
-              std::optional<IsaLevel> isa = std::nullopt);
+              std::optional<IsaLevel> isa = std::nullopt, float* workspace = nullptr);
 
 }  // namespace kiln::dwconv
