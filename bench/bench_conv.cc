@@ -10,11 +10,11 @@
 // second kiln algorithm B in the same loop (A B onednn A B onednn ...) and prints vs=GFLOP/s and
 // vs_best_ratio = min time of B / min time of A (> 1: A is faster). --set 3x3 runs the 3x3
 // stride-1 layers of ResNet-18/50, DenseNet-121 and GoogLeNet instead.
-// --blocked runs layers as kiln runs them in a channel-blocked graph (lower/layout.cc): depthwise
-// and 1x1 convolutions on NCHWc (the layout pass blocks a 1x1 whose input channels fill their
-// blocks when its neighbours are blocked: all of MobileNetV2's pointwise layers; ResNet-50's
-// models keep most of theirs on NCHW as gemm1x1, which the default mode times). --cold evicts
-// the caches (all but the input) before each timed call.
+// --blocked runs layers as kiln runs them in a channel-blocked graph (lower/layout.cc): depthwise,
+// Winograd and 1x1 convolutions on NCHWc (the layout pass blocks a 1x1 whose input channels fill
+// their blocks when its neighbours are blocked: all of MobileNetV2's and ResNet-50's pointwise
+// layers; the default mode times them on NCHW, as gemm1x1). --cold evicts the caches (all but
+// the input) before each timed call.
 //
 // Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
 // (2 * N * M * C/groups * KH * KW * OH * OW / median time), then the ratio, kiln's algorithm and
@@ -401,7 +401,13 @@ int Main(int argc, char** argv) {
       auto a = conv::MeasureAlgorithm(p, tp);
       if (a.ok()) po.algorithm = *a;
     }
+    const conv::Algorithm chosen = po.algorithm == conv::Algorithm::kAuto
+                                       ? conv::ChooseAlgorithm(p, ActiveIsa())
+                                       : po.algorithm;
     if (blocked && conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, ActiveIsa())) {
+      po.layout = conv::Layout::kNchwc;
+    } else if (blocked && chosen == conv::Algorithm::kWinograd) {
+      po.algorithm = chosen;
       po.layout = conv::Layout::kNchwc;
     } else if (blocked && po.algorithm == conv::Algorithm::kAuto && PointwiseBlocked(p)) {
       po.algorithm = conv::Algorithm::kDirectNchwc;

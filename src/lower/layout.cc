@@ -60,14 +60,15 @@ bool IsStem(const Step& s) {
          algo->second == conv::AlgorithmName(conv::Algorithm::kStemNchwc);
 }
 
-// The block of a conv step that convolves on NCHWc (direct, depthwise prepared blocked, or an
-// image stem's output), or 0.
+// The block of a conv step that convolves on NCHWc (direct, depthwise or Winograd prepared
+// blocked, or an image stem's output), or 0.
 int64_t ConvBlock(const Step& s) {
   if (s.kernel != "conv2d" || s.inputs.size() != 1 || s.outputs.size() != 1) return 0;
   auto algo = s.params.strings.find("algorithm");
   if (algo == s.params.strings.end() ||
       (algo->second != conv::AlgorithmName(conv::Algorithm::kDirectNchwc) &&
-       algo->second != conv::AlgorithmName(conv::Algorithm::kDepthwise) && !IsStem(s)))
+       algo->second != conv::AlgorithmName(conv::Algorithm::kDepthwise) &&
+       algo->second != conv::AlgorithmName(conv::Algorithm::kWinograd) && !IsStem(s)))
     return 0;
   const int64_t block = s.params.IntOr("block", 1);
   return block > 1 ? block : 0;
@@ -395,7 +396,8 @@ enum class Gain {
             // peak against 72-90% on MobileNetV2's 14x14 and 7x7 layers, within a few % at
             // 28x28 and up, 5-10% slower strided), so only worth it with both sides blocked
   kStrong,  // depthwise: dwconv's blocked kernels run 2-3x its NCHW ones; one side will do
-  kAlways,  // a window the cost model gives the direct kernel anyway
+  kAlways,  // a window the cost model gives the direct kernel anyway, or Winograd (whose NCHWc
+            // form runs 1.15-1.6x its NCHW one: conv::Run, 1 thread, ResNet's 3x3 layers)
   kStem,    // an image stem (C <= 4, never blocked itself): kStemNchwc writes its output NCHWc,
             // worth it when that output is blocked (it saves a reorder, or a depthwise conv's
             // own NCHW-to-NCHWc copy); kGroupedDirect stays faster for an NCHW output (kiln
@@ -445,7 +447,10 @@ Gain IrConvGain(const ir::Node& n, int64_t block, IsaLevel isa) {
   if (!FillsBlocks(static_cast<int64_t>(p.c), block)) return Gain::kNone;
   if (p.groups > 1)
     return conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, isa) ? Gain::kStrong : Gain::kNone;
-  if (conv::ChooseAlgorithm(p, isa) == conv::Algorithm::kDirectNchwc) return Gain::kAlways;
+  const conv::Algorithm chosen = conv::ChooseAlgorithm(p, isa);
+  if (chosen == conv::Algorithm::kDirectNchwc || chosen == conv::Algorithm::kWinograd) {
+    return Gain::kAlways;
+  }
   return p.kh == 1 && p.kw == 1 ? Gain::kWeak : Gain::kNone;
 }
 

@@ -105,6 +105,9 @@ Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
     if (conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, ctx.isa())) {
       options.algorithm = conv::Algorithm::kDepthwise;
       options.layout = conv::Layout::kNchwc;
+    } else if (conv::ChooseAlgorithm(p, ctx.isa()) == conv::Algorithm::kWinograd) {
+      options.algorithm = conv::Algorithm::kWinograd;
+      options.layout = conv::Layout::kNchwc;
     } else if (conv::Supports(conv::Algorithm::kStemNchwc, p)) {
       options.algorithm = conv::Algorithm::kStemNchwc;  // an image stem: NCHW in, NCHWc out
     } else if (p.groups == 1) {

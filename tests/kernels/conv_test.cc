@@ -188,7 +188,7 @@ struct Case {
   size_t threads = 1;
   bool bias = false;
   gemm::Activation act = gemm::Activation::kNone;
-  Layout layout = Layout::kNchw;  // kNchwc: a blocked depthwise
+  Layout layout = Layout::kNchw;  // kNchwc: a blocked depthwise or Winograd
   bool accumulate = false;        // Y starts as a random residual: Y = act(conv + bias + Y)
 
   std::string Describe() const {
@@ -297,7 +297,8 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
       for (IsaLevel isa : IsaLevels()) {
         for (Layout layout : {Layout::kNchw, Layout::kNchwc}) {
           if (layout == Layout::kNchwc &&
-              (algo != Algorithm::kDepthwise || !SupportsBlocked(algo, p, isa)))
+              ((algo != Algorithm::kDepthwise && algo != Algorithm::kWinograd) ||
+               !SupportsBlocked(algo, p, isa)))
             continue;
           for (size_t threads : {1, 2, 3}) {
             Case tc;
@@ -367,7 +368,9 @@ TEST(Conv, EveryActivationOnEachAlgorithm) {
       if (!Supports(algo, p)) continue;
       for (gemm::Activation act : kActivations) {
         for (Layout layout : {Layout::kNchw, Layout::kNchwc}) {
-          if (layout == Layout::kNchwc && algo != Algorithm::kDepthwise) continue;
+          if (layout == Layout::kNchwc && algo != Algorithm::kDepthwise &&
+              algo != Algorithm::kWinograd)
+            continue;
           Case tc;
           tc.p = p;
           tc.algo = algo;

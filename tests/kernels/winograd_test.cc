@@ -1,5 +1,6 @@
 // Winograd F(4x4, 3x3) against the reference conv: odd sizes, pads, channel counts, bias and
-// activations, threads 1 and 2, every ISA level; and the error bound stated in winograd.h.
+// activations, threads 1 and 2, every ISA level, NCHW and NCHWc; and the error bound stated in
+// winograd.h.
 #include "kernels/winograd/winograd.h"
 
 #include <gtest/gtest.h>
@@ -73,32 +74,60 @@ double Check(const Case& k, std::mt19937& rng) {
   for (float& v : want) v = Activate(v, ep);
   // The bound of winograd.h; the activations used here are 1-Lipschitz (HardSwish: 1.5).
   const double bound = 1.5 * kErrorFactor * std::ldexp(1.0, -23) * 9.0 * p.c + 1e-6;
+  // Act(0): what the padding channels of a blocked y must hold.
+  const float act0 = Activate(0.0f, ep);
+  const size_t ohw = p.out_h() * p.out_w(), hw = p.h * p.w;
   double worst = 0.0;
   for (IsaLevel isa : IsaLevels()) {
-    Expected<PreparedWinograd> pw = PreparedWinograd::Prepare(k.m, p.c, w.data(), isa);
-    if (!pw.ok()) {
-      ADD_FAILURE() << k.Describe(1, isa) << ": " << pw.status().message();
-      return 2.0;
-    }
-    for (size_t threads : {1, 2}) {
-      std::vector<float> y(want.size());
-      ThreadPool* pool = threads == 2 ? TwoThreads() : nullptr;
-      // Half of the runs bring their own exact-size workspace.
-      std::vector<float> ws(threads == 2 ? pw->WorkspaceFloats(p, 2) : 0);
-      const Status st =
-          pw->Run(p, x.data(), bias, ep, y.data(), pool, ws.empty() ? nullptr : ws.data());
-      if (!st.ok()) {
-        ADD_FAILURE() << k.Describe(threads, isa) << ": " << st.message();
+    // NCHW, and NCHWc with the block conv layers use at this level.
+    for (size_t cb : {size_t{1}, size_t{isa >= IsaLevel::kAvx512 ? 16u : 8u}}) {
+      Expected<PreparedWinograd> pw = PreparedWinograd::Prepare(k.m, p.c, w.data(), isa, cb);
+      if (!pw.ok()) {
+        ADD_FAILURE() << k.Describe(1, isa) << " cb=" << cb << ": " << pw.status().message();
         return 2.0;
       }
-      for (size_t i = 0; i < y.size(); ++i) {
-        const double err = std::fabs(static_cast<double>(y[i]) - want[i]) / bound;
-        if (!(err <= 1.0)) {
-          ADD_FAILURE() << k.Describe(threads, isa) << ": y[" << i << "] = " << y[i] << ", want "
-                        << want[i] << " (bound " << bound << ")";
+      // x blocked, its padding channels holding junk that zero weights must cancel.
+      const size_t cblocks = (p.c + cb - 1) / cb, mblocks = (k.m + cb - 1) / cb;
+      std::vector<float> xb(cb == 1 ? 0 : p.n * cblocks * cb * hw, 0.75f);
+      for (size_t i = 0; i < xb.size() / cb; ++i) {
+        const size_t n = i / (cblocks * hw), c0 = i / hw % cblocks * cb, px = i % hw;
+        for (size_t l = 0; l < cb && c0 + l < p.c; ++l) {
+          xb[i * cb + l] = x[(n * p.c + c0 + l) * hw + px];
+        }
+      }
+      for (size_t threads : {1, 2}) {
+        std::vector<float> y(cb == 1 ? want.size() : p.n * mblocks * cb * ohw);
+        ThreadPool* pool = threads == 2 ? TwoThreads() : nullptr;
+        // Half of the runs bring their own exact-size workspace.
+        std::vector<float> ws(threads == 2 ? pw->WorkspaceFloats(p, 2) : 0);
+        const Status st = pw->Run(p, cb == 1 ? x.data() : xb.data(), bias, ep, y.data(), pool,
+                                  ws.empty() ? nullptr : ws.data());
+        const std::string what = StrCat(k.Describe(threads, isa), " cb=", cb);
+        if (!st.ok()) {
+          ADD_FAILURE() << what << ": " << st.message();
           return 2.0;
         }
-        worst = std::max(worst, err);
+        for (size_t i = 0; i < y.size(); ++i) {
+          // y[i] is channel c of pixel px of image n (NCHW or NCHWc).
+          const size_t n = i / (y.size() / p.n), px = cb == 1 ? i % ohw : i / cb % ohw;
+          const size_t c = cb == 1 ? i / ohw % k.m : i / (cb * ohw) % mblocks * cb + i % cb;
+          if (c >= k.m) {
+            if (!(y[i] == act0)) {
+              ADD_FAILURE() << what << ": padding channel " << c << " holds " << y[i];
+              return 2.0;
+            }
+            continue;
+          }
+          const double ref = want[(n * k.m + c) * ohw + px];
+          const double err = std::fabs(static_cast<double>(y[i]) - ref) / bound;
+          if (!(err <= 1.0)) {
+            ADD_FAILURE() << what << ": y[" << i << "] = " << y[i] << " (image " << n
+                          << ", channel " << c << ", pixel " << px << "), want " << ref
+                          << " (bound " << bound << ")";
+            return 2.0;
+          }
+          worst = std::max(worst, err);
+        }
       }
     }
   }
@@ -237,6 +266,31 @@ TEST(Winograd, ViewOfPackedMatrices) {
   std::vector<gemm::PackedMatrix> with_empty = pw->packed();
   with_empty[7] = gemm::PackedMatrix();
   EXPECT_FALSE(PreparedWinograd::View(6, 5, with_empty).ok());
+
+  // Blocked (8 channels, every level has them): U[p]^T as packed B of 8 x 8, which a plain view
+  // refuses, as a blocked one refuses the plain matrices.
+  Expected<PreparedWinograd> pb = PreparedWinograd::Prepare(6, 5, w.data(), std::nullopt, 8);
+  ASSERT_TRUE(pb.ok()) << pb.status().message();
+  EXPECT_EQ(pb->block(), 8u);
+  EXPECT_FALSE(pb->packed()[0].is_a());
+  EXPECT_EQ(pb->packed()[0].rows(), 8u);
+  EXPECT_EQ(pb->packed()[0].cols(), 8u);
+  Expected<PreparedWinograd> vb = PreparedWinograd::View(6, 5, pb->packed(), 8);
+  ASSERT_TRUE(vb.ok()) << vb.status().message();
+  std::vector<float> xb(9 * 8 * 8, 0.0f), yb0(9 * 8 * 8), yb1(yb0.size());
+  for (size_t i = 0; i < 9 * 8; ++i) {
+    for (size_t c = 0; c < 5; ++c) xb[i * 8 + c] = x[c * 9 * 8 + i];
+  }
+  ASSERT_TRUE(pb->Run(p, xb.data(), nullptr, {}, yb0.data()).ok());
+  ASSERT_TRUE(vb->Run(p, xb.data(), nullptr, {}, yb1.data()).ok());
+  EXPECT_EQ(yb0, yb1);
+  EXPECT_FALSE(PreparedWinograd::View(6, 5, pb->packed()).ok());
+  EXPECT_FALSE(PreparedWinograd::View(6, 5, pw->packed(), 8).ok());
+  EXPECT_FALSE(PreparedWinograd::View(6, 5, pb->packed(), 16).ok());
+  EXPECT_FALSE(PreparedWinograd::View(6, 5, pb->packed(), 4).ok());
+  EXPECT_FALSE(PreparedWinograd::Prepare(6, 5, w.data(), std::nullopt, 4).ok());
+  // 16 lanes only at AVX-512.
+  EXPECT_FALSE(PreparedWinograd::Prepare(6, 5, w.data(), IsaLevel::kAvx2, 16).ok());
 }
 
 }  // namespace

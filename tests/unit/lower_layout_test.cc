@@ -1,5 +1,5 @@
-// Layout planning (lower/layout.h): chains of kDirectNchwc convs and the elementwise steps
-// between them stay channel-blocked, with explicit reorders only where they meet NCHW steps.
+// Layout planning (lower/layout.h): chains of kDirectNchwc (and blocked Winograd and depthwise)
+// convs and the elementwise steps between them stay channel-blocked, with explicit reorders only where they meet NCHW steps.
 // Every graph runs in a session and is compared with the reference interpreter; the reorder
 // counts are asserted so that a plan that stops propagating fails here. Under KILN_ISA=avx2 the
 // block is 8, under KILN_ISA=scalar no conv runs NCHWc and nothing may change.
@@ -180,6 +180,56 @@ TEST(LowerLayout, BroadcastBinaryAndGemmConvsStayNchw) {
   ASSERT_TRUE(c.module);
   EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
   ExpectMatchesInterpreter(c, RandomTensor({1, 16, 8, 8}, 6));
+}
+
+// A 3x3 stem, then a ResNet bottleneck (1x1, 3x3, 1x1, residual from the stem): the cost model
+// gives both 3x3 layers Winograd, whose NCHWc form keeps the chain blocked from the stem's output
+// to y, with the 1x1 layers on the direct kernel; x enters through the stem's in-step reorder,
+// y leaves through one reorder step.
+TEST(LowerLayout, BottleneckWithWinogradStaysBlocked) {
+  const int64_t block = ActiveBlock();
+  const std::string t = "float32[1,64,16,16]";
+  const std::string text =
+      "graph main (opsets ai.onnx=13)\n"
+      "  input  %x: " + t + "\n"
+      "  const  %w0: float32[64,64,3,3] = random(seed=40)\n"
+      "  const  %w1: float32[64,64,1,1] = random(seed=41)\n"
+      "  const  %w2: float32[64,64,3,3] = random(seed=42)\n"
+      "  const  %b2: float32[64] = random(seed=43)\n"
+      "  const  %w3: float32[64,64,1,1] = random(seed=44)\n"
+      "  %c0 = Conv(%x, %w0) {kernel_shape=[3,3], pads=[1,1,1,1]} : " + t + "  # stem\n"
+      "  %r0 = Relu(%c0) : " + t + "  # relu0\n"
+      "  %c1 = Conv(%r0, %w1) {kernel_shape=[1,1]} : " + t + "  # reduce\n"
+      "  %r1 = Relu(%c1) : " + t + "  # relu1\n"
+      "  %c2 = Conv(%r1, %w2, %b2) {kernel_shape=[3,3], pads=[1,1,1,1]} : " + t + "  # conv3x3\n"
+      "  %r2 = Relu(%c2) : " + t + "  # relu2\n"
+      "  %c3 = Conv(%r2, %w3) {kernel_shape=[1,1]} : " + t + "  # expand\n"
+      "  %a = Add(%c3, %r0) : " + t + "  # residual\n"
+      "  %y = Relu(%a) : " + t + "  # relu3\n"
+      "  output %y: " + t + "\n";
+  Compiled c = Compile(text);
+  ASSERT_TRUE(c.module);
+  size_t winograd = 0, blocked_winograd = 0, blocked_through = 0;
+  for (const runtime::Step& s : c.module->steps) {
+    if (s.kernel != "conv2d" ||
+        s.params.strings.at("algorithm") != conv::AlgorithmName(conv::Algorithm::kWinograd))
+      continue;
+    ++winograd;
+    if (s.params.IntOr("block", 1) != block) continue;
+    ++blocked_winograd;
+    if (s.params.IntOr("layout_in", 0) == block && s.params.IntOr("layout_out", 0) == block)
+      ++blocked_through;
+  }
+  if (block == 0) {
+    EXPECT_EQ(CountBlockedSides(*c.module), 0u);
+  } else {
+    EXPECT_EQ(winograd, 2u);
+    EXPECT_EQ(blocked_winograd, 2u);
+    EXPECT_EQ(blocked_through, 1u);  // the bottleneck's; the stem reads x NCHW
+    EXPECT_EQ(CountDirect(*c.module), 2u);
+    EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 1u);
+  }
+  ExpectMatchesInterpreter(c, RandomTensor({1, 64, 16, 16}, 7));
 }
 
 // conv steps that run depthwise on NCHWc.

@@ -152,7 +152,9 @@ bool Supports(Algorithm a, const ConvParams& p) {
 
 bool SupportsBlocked(Algorithm a, const ConvParams& p, IsaLevel isa) {
   if (!Supports(a, p)) return false;
-  if (a == Algorithm::kDirectNchwc || a == Algorithm::kStemNchwc) return true;
+  if (a == Algorithm::kDirectNchwc || a == Algorithm::kStemNchwc || a == Algorithm::kWinograd) {
+    return true;
+  }
   return a == Algorithm::kDepthwise &&
          DepthwiseBlockedSupported(p, SelectConvNchwcUkernel(Capped(isa)).block);
 }
@@ -255,11 +257,12 @@ Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts,
                               parts.algorithm == Algorithm::kStemNchwc
                           ? nchwc_block
                           : 1;
-  // A blocked depthwise conv is blocked like the direct one; a plain one has block 1.
+  // A blocked depthwise or Winograd conv is blocked like the direct one; a plain one has block 1.
   if (parts.algorithm == Algorithm::kDepthwise && parts.block != 1 &&
       DepthwiseBlockedSupported(p, nchwc_block)) {
     want_block = nchwc_block;
   }
+  if (parts.algorithm == Algorithm::kWinograd && parts.block != 1) want_block = nchwc_block;
   if (parts.block != want_block) {
     return Status::Error("conv: ", AlgorithmName(parts.algorithm), " at ", IsaName(parts.isa),
                          " uses channel block ", want_block, ", not ", parts.block);
@@ -278,7 +281,8 @@ Expected<PreparedConv> ViewPreparedConv(PreparedConvParts parts,
       return Status::Error("conv: ", AlgorithmName(parts.algorithm), " of ", p.Describe(),
                            " needs ", count, " packed weight matrices, got ", parts.packed.size());
     }
-    for (size_t g = 0; g < parts.packed.size(); ++g) {
+    // A blocked Winograd's U[p]^T are packed B matrices, which ViewWinograd checks.
+    for (size_t g = 0; g < parts.packed.size() && parts.block == 1; ++g) {
       const gemm::PackedMatrix& pm = parts.packed[g];
       if (!pm.is_a() || pm.rows() != mg || pm.cols() != k || pm.isa() != packed_isa ||
           pm.data() == nullptr) {
@@ -349,6 +353,9 @@ Expected<PreparedConv> PrepareConv(const ConvParams& p, const float* weights,
       KILN_RETURN_IF_ERROR(PrepareDepthwise(weights, &conv));
       break;
     case Algorithm::kWinograd:
+      if (options.layout == Layout::kNchwc) {
+        A::block(conv) = SelectConvNchwcUkernel(A::isa(conv)).block;
+      }
       KILN_RETURN_IF_ERROR(PrepareWinograd(weights, &conv));
       break;
     case Algorithm::kGroupedDirect:

@@ -92,8 +92,8 @@ enum class Layout {
 bool Supports(Algorithm a, const ConvParams& p);
 
 // Whether `a` can run `p` on NCHWc at `isa` (block SelectConvNchwcUkernel(isa).block):
-// kDirectNchwc always, kDepthwise for the windows dwconv's blocked kernels take, kStemNchwc
-// always (its output only: it reads NCHW).
+// kDirectNchwc and kWinograd always, kDepthwise for the windows dwconv's blocked kernels take,
+// kStemNchwc always (its output only: it reads NCHW).
 bool SupportsBlocked(Algorithm a, const ConvParams& p, IsaLevel isa);
 
 // The cost model: kDepthwise for depthwise layers, kGroupedDirect for other grouped windows with
@@ -108,8 +108,8 @@ Algorithm ChooseAlgorithm(const ConvParams& p, IsaLevel isa);
 struct PrepareOptions {
   Algorithm algorithm = Algorithm::kAuto;  // kAuto: ChooseAlgorithm
   std::optional<IsaLevel> isa;             // caps the ISA below ActiveIsa()
-  // kNchwc: run kDepthwise channel-blocked (SupportsBlocked must hold). kDirectNchwc is always
-  // NCHWc and the GEMM algorithms always NCHW, whatever this says.
+  // kNchwc: run kDepthwise or kWinograd channel-blocked (SupportsBlocked must hold).
+  // kDirectNchwc is always NCHWc and the other GEMM algorithms always NCHW, whatever this says.
   Layout layout = Layout::kNchw;
 };
 

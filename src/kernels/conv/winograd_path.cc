@@ -1,6 +1,7 @@
-// kWinograd: PreparedConv over winograd::PreparedWinograd. The 36 packed U matrices live in
-// PreparedConv::packed_ (so that lowering stores them and ViewPreparedConv rebuilds them like
-// the GEMM algorithms' packed weights); winograd_ runs over the same matrices.
+// kWinograd: PreparedConv over winograd::PreparedWinograd (NCHW, or NCHWc when block() > 1).
+// The 36 packed U matrices live in PreparedConv::packed_ (so that lowering stores them and
+// ViewPreparedConv rebuilds them like the GEMM algorithms' packed weights); winograd_ runs over
+// the same matrices.
 #include "kernels/conv/drivers.h"
 #include "kernels/winograd/winograd.h"
 
@@ -25,8 +26,9 @@ winograd::WinogradConvParams WinogradParams(const ConvParams& p) {
 Status PrepareWinograd(const float* weights, PreparedConv* conv) {
   using A = PreparedConvAccess;
   const ConvParams& p = A::params(*conv);
-  KILN_ASSIGN_OR_RETURN(winograd::PreparedWinograd pw,
-                        winograd::PreparedWinograd::Prepare(p.m, p.c, weights, A::isa(*conv)));
+  KILN_ASSIGN_OR_RETURN(
+      winograd::PreparedWinograd pw,
+      winograd::PreparedWinograd::Prepare(p.m, p.c, weights, A::isa(*conv), A::block(*conv)));
   A::packed(*conv) = pw.packed();
   A::winograd(*conv) = std::make_shared<const winograd::PreparedWinograd>(std::move(pw));
   return Status::Ok();
@@ -35,8 +37,9 @@ Status PrepareWinograd(const float* weights, PreparedConv* conv) {
 Status ViewWinograd(PreparedConv* conv) {
   using A = PreparedConvAccess;
   const ConvParams& p = A::params(*conv);
-  KILN_ASSIGN_OR_RETURN(winograd::PreparedWinograd pw,
-                        winograd::PreparedWinograd::View(p.m, p.c, A::packed(*conv)));
+  KILN_ASSIGN_OR_RETURN(
+      winograd::PreparedWinograd pw,
+      winograd::PreparedWinograd::View(p.m, p.c, A::packed(*conv), A::block(*conv)));
   A::winograd(*conv) = std::make_shared<const winograd::PreparedWinograd>(std::move(pw));
   return Status::Ok();
 }

@@ -7,6 +7,14 @@
 //                            n side-by-side tiles (windows 4 apart), read from src[0, 4 n + 2).
 //   f32_wino_scatter__S      y[4 q + j] = min(max(r[j * r_stride + q] + bias, lo), hi), j < 4,
 //                            q < n: one output row of n side-by-side 4x4 tiles.
+// The channel-blocked forms (NCHWc, kernels/winograd/winograd_nchwc.cc) take one tile of cb
+// channels at a time, vectorized across the channels (cb = 16 on AVX-512, 8 otherwise):
+//   f32_wino_input_cC__S     V = B^T d B: pixel (i, j) of the 6x6 tile is cb floats at
+//                            d + i * row_stride + j * cb; point p = 6 i + j goes to
+//                            v + p * v_stride (cb floats).
+//   f32_wino_output_cC__S    Y = A^T O A + bias, clamped to [lo, hi] (a NaN stays NaN): point p
+//                            is cb floats at o + p * o_stride; pixel (i, j) of the 4x4 tile goes
+//                            to y + i * row_stride + j * cb.
 // The transforms use the points 0, +-1, +-2 (kernels/winograd/winograd.h has the matrices and
 // the error bound). Contract as for every microkernel: no allocation, no globals; they read and
 // write only the n tiles given.
@@ -23,6 +31,20 @@ using F32WinoGatherFn = void (*)(size_t n, const float* src, float* d, size_t d_
 
 using F32WinoScatterFn = void (*)(size_t n, const float* r, size_t r_stride, float bias, float lo,
                                   float hi, float* y);
+
+using F32WinoInputCFn = void (*)(const float* d, size_t row_stride, float* v, size_t v_stride);
+using F32WinoOutputCFn = void (*)(const float* o, size_t o_stride, const float* bias, float lo,
+                                  float hi, float* y, size_t row_stride);
+
+void f32_wino_input_c8__scalar(const float* d, size_t row_stride, float* v, size_t v_stride);
+void f32_wino_input_c8__avx2(const float* d, size_t row_stride, float* v, size_t v_stride);
+void f32_wino_input_c16__avx512f(const float* d, size_t row_stride, float* v, size_t v_stride);
+void f32_wino_output_c8__scalar(const float* o, size_t o_stride, const float* bias, float lo,
+                                float hi, float* y, size_t row_stride);
+void f32_wino_output_c8__avx2(const float* o, size_t o_stride, const float* bias, float lo,
+                              float hi, float* y, size_t row_stride);
+void f32_wino_output_c16__avx512f(const float* o, size_t o_stride, const float* bias, float lo,
+                                  float hi, float* y, size_t row_stride);
 
 void f32_wino_scatter__scalar(size_t n, const float* r, size_t r_stride, float bias, float lo,
                               float hi, float* y);

@@ -8,15 +8,12 @@
 #include "kernels/gemm/epilogue.h"
 #include "kernels/gemm/ukernel_table.h"
 #include "kernels/ukernels/f32_winograd.h"
+#include "kernels/winograd/tiles.h"
 
 namespace kiln::winograd {
 namespace {
 
-constexpr size_t kTile = 6;  // input tile (alpha = m + r - 1)
-constexpr size_t kOut = 4;   // output tile
-static_assert(kPoints == kTile * kTile);
-
-size_t DivUp(size_t a, size_t b) { return (a + b - 1) / b; }
+using namespace tiles;  // NOLINT(build/namespaces): the grid helpers, shared with the NCHWc driver
 
 // G (6x3): the filter transform, U = G g G^T.
 constexpr float kG[6][3] = {{1.0f / 4, 0, 0},
@@ -26,29 +23,8 @@ constexpr float kG[6][3] = {{1.0f / 4, 0, 0},
                             {1.0f / 24, -1.0f / 12, 1.0f / 6},
                             {0, 0, 1}};
 
-struct Shape {
-  size_t oh, ow, tiles_h, tiles_w, tiles;  // tiles per image
-};
-
-Shape MakeShape(const WinogradConvParams& p) {
-  Shape s;
-  s.oh = p.out_h();
-  s.ow = p.out_w();
-  s.tiles_h = DivUp(s.oh, kOut);
-  s.tiles_w = DivUp(s.ow, kOut);
-  s.tiles = s.tiles_h * s.tiles_w;
-  return s;
-}
-
 // One thread's workspace: V, O, and two 36 x tb buffers for the transforms.
 size_t SlotFloats(size_t tb, size_t c, size_t m) { return kPoints * tb * (c + m + 2); }
-
-// Too few tiles to give every thread blocks of its own (SqueezeNet's 13x13 maps have 16): the
-// threads share each block instead, phase by phase (input channels, the 36 GEMMs, output
-// channels). Two blocks of 8 tiles ran 1.12x faster on two threads than one of 16 on one.
-bool SharesBlocks(size_t images, size_t tiles, size_t threads) {
-  return threads > 1 && images * tiles < 16 * threads;
-}
 
 // The passes of the transforms, vectorized across the tiles of a block, for `isa`.
 struct Transforms {
@@ -79,12 +55,16 @@ bool WinogradSupported(size_t kh, size_t kw, size_t stride_h, size_t stride_w, s
 }
 
 Expected<PreparedWinograd> PreparedWinograd::Prepare(size_t m, size_t c, const float* w,
-                                                     std::optional<IsaLevel> isa) {
+                                                     std::optional<IsaLevel> isa, size_t block) {
   if (m == 0 || c == 0) return Status::Error("winograd: M = ", m, " and C = ", c, " must be > 0");
   if (!w) return Status::Error("winograd: the weight pointer is null");
+  if (block != 1 && block != 8 && block != 16) {
+    return Status::Error("winograd: channel block ", block, " is not 1, 8 or 16");
+  }
   PreparedWinograd pw;
   pw.m_ = m;
   pw.c_ = c;
+  pw.block_ = block;
   // U[p][m][c], one M x C matrix per transform point, then packed for the GEMM.
   std::vector<float> u(kPoints * m * c);
   for (size_t mi = 0; mi < m; ++mi) {
@@ -105,33 +85,57 @@ Expected<PreparedWinograd> PreparedWinograd::Prepare(size_t m, size_t c, const f
     }
   }
   pw.u_.reserve(kPoints);
+  // NCHWc: O[p]^T (tiles x Mp) = V[p]^T (tiles x Cp) U[p]^T, so U[p]^T is the packed B.
+  const size_t cp = DivUp(c, block) * block, mp = DivUp(m, block) * block;
+  std::vector<float> ut(block > 1 ? cp * mp : 0, 0.0f);
   for (size_t p = 0; p < kPoints; ++p) {
-    KILN_ASSIGN_OR_RETURN(gemm::PackedMatrix packed,
-                          gemm::PackA(m, c, u.data() + p * m * c, c, false, isa));
-    pw.isa_ = packed.isa();
-    pw.u_.push_back(std::move(packed));
+    const float* up = u.data() + p * m * c;
+    Expected<gemm::PackedMatrix> packed = gemm::PackA(m, c, up, c, false, isa);
+    if (block > 1) {
+      for (size_t mi = 0; mi < m; ++mi) {
+        for (size_t ci = 0; ci < c; ++ci) ut[ci * mp + mi] = up[mi * c + ci];
+      }
+      packed = gemm::PackB(cp, mp, ut.data(), mp, false, isa);
+    }
+    if (!packed.ok()) return packed.status();
+    pw.isa_ = packed->isa();
+    pw.u_.push_back(*std::move(packed));
+  }
+  if (block == 16 && pw.isa_ < IsaLevel::kAvx512) {
+    return Status::Error("winograd: 16-channel blocks need AVX-512, not ", IsaName(pw.isa_));
   }
   return pw;
 }
 
 Expected<PreparedWinograd> PreparedWinograd::View(size_t m, size_t c,
-                                                  std::vector<gemm::PackedMatrix> u) {
+                                                  std::vector<gemm::PackedMatrix> u,
+                                                  size_t block) {
   if (m == 0 || c == 0) return Status::Error("winograd: M = ", m, " and C = ", c, " must be > 0");
+  if (block != 1 && block != 8 && block != 16) {
+    return Status::Error("winograd: channel block ", block, " is not 1, 8 or 16");
+  }
   if (u.size() != kPoints) {
     return Status::Error("winograd: ", kPoints, " packed U matrices are needed, got ", u.size());
   }
+  const bool is_a = block == 1;
+  const size_t rows = is_a ? m : DivUp(c, block) * block;
+  const size_t cols = is_a ? c : DivUp(m, block) * block;
   for (size_t i = 0; i < u.size(); ++i) {
     const gemm::PackedMatrix& pm = u[i];
-    if (!pm.is_a() || pm.rows() != m || pm.cols() != c || pm.isa() != u[0].isa() ||
+    if (pm.is_a() != is_a || pm.rows() != rows || pm.cols() != cols || pm.isa() != u[0].isa() ||
         pm.data() == nullptr) {
       return Status::Error("winograd: U[", i, "] is ", pm.rows(), " x ", pm.cols(), " at ",
-                           IsaName(pm.isa()), "; expected a packed A of ", m, " x ", c, " at ",
-                           IsaName(u[0].isa()));
+                           IsaName(pm.isa()), "; expected a packed ", is_a ? "A" : "B", " of ",
+                           rows, " x ", cols, " at ", IsaName(u[0].isa()));
     }
+  }
+  if (block == 16 && u[0].isa() < IsaLevel::kAvx512) {
+    return Status::Error("winograd: 16-channel blocks need AVX-512, not ", IsaName(u[0].isa()));
   }
   PreparedWinograd pw;
   pw.m_ = m;
   pw.c_ = c;
+  pw.block_ = block;
   pw.isa_ = u[0].isa();
   pw.u_ = std::move(u);
   return pw;
@@ -162,7 +166,8 @@ size_t PreparedWinograd::TilesPerBlock(const WinogradConvParams& p, size_t threa
 
 size_t PreparedWinograd::WorkspaceFloats(const WinogradConvParams& p, size_t threads) const {
   threads = std::max<size_t>(threads, 1);
-  return threads * SlotFloats(TilesPerBlock(p, threads), c_, m_);
+  const size_t tb = TilesPerBlock(p, threads);
+  return threads * (block_ > 1 ? SlotFloatsNchwc(tb) : SlotFloats(tb, c_, m_));
 }
 
 Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const float* bias,
@@ -194,17 +199,18 @@ Status PreparedWinograd::Run(const WinogradConvParams& p, const float* x, const 
   const ukernels::F32VUnaryParamFn act = ops->act;
 
   const size_t threads = ThreadCount(pool);
-  const size_t tb = TilesPerBlock(p, threads);
-  const size_t blocks_per_image = DivUp(s.tiles, tb);
-  const size_t blocks = p.n * blocks_per_image;
-  const size_t slot_floats = SlotFloats(tb, c_, m_);
   std::unique_ptr<float, void (*)(float*)> owned(nullptr, [](float* q) { std::free(q); });
   if (!workspace) {
-    const size_t bytes = (threads * slot_floats * sizeof(float) + 63) / 64 * 64;
+    const size_t bytes = (WorkspaceFloats(p, threads) * sizeof(float) + 63) / 64 * 64;
     owned.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
     if (!owned) return Status::Error("winograd: out of memory for ", bytes, " bytes of scratch");
     workspace = owned.get();
   }
+  if (block_ > 1) return RunNchwc(p, x, bias, lo, hi, act, y, pool, workspace);
+  const size_t tb = TilesPerBlock(p, threads);
+  const size_t blocks_per_image = DivUp(s.tiles, tb);
+  const size_t blocks = p.n * blocks_per_image;
+  const size_t slot_floats = SlotFloats(tb, c_, m_);
   const size_t c = c_, m = m_;
   const Transforms tf = TransformsFor(isa_);
   const ukernels::F32WinoRowsFn input_rows = tf.input_rows, output_rows = tf.output_rows;

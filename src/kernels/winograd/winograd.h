@@ -1,4 +1,5 @@
-// Winograd F(4x4, 3x3) convolution for 3x3, stride 1, dilation 1, group 1 layers, fp32, NCHW.
+// Winograd F(4x4, 3x3) convolution for 3x3, stride 1, dilation 1, group 1 layers, fp32, NCHW or
+// channel-blocked NCHWc (winograd_nchwc.cc).
 //
 // Each 6x6 input tile d (4x4 outputs, tiles overlapping by 2) becomes V = B^T d B, each 3x3
 // filter g becomes U = G g G^T (once, in Prepare), and for each of the 36 transform points p the
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "kernels/gemm/gemm.h"
+#include "kernels/ukernels/f32_hot.h"
 #include "support/cpu.h"
 #include "support/status.h"
 #include "support/thread_pool.h"
@@ -52,17 +54,22 @@ bool WinogradSupported(size_t kh, size_t kw, size_t stride_h, size_t stride_w, s
 class PreparedWinograd {
  public:
   PreparedWinograd() = default;
-  // w: [M, C, 3, 3]. isa caps the GEMM microkernel (as gemm::PackA).
+  // w: [M, C, 3, 3]. isa caps the GEMM microkernel (as gemm::PackA). block: 1 for NCHW input
+  // and output, or the c of NCHWc (8 or 16: x[N][C/c][H][W][c], y likewise; see BlockedU).
   static Expected<PreparedWinograd> Prepare(size_t m, size_t c, const float* w,
-                                            std::optional<IsaLevel> isa = std::nullopt);
+                                            std::optional<IsaLevel> isa = std::nullopt,
+                                            size_t block = 1);
   // Rebuilds a layer from the matrices that packed() returned (views over a compiled module's
   // blobs, say; nothing is copied). They may come from a hostile file, so all are checked: 36
-  // packed A matrices of M x C, non-null, at one ISA level.
-  static Expected<PreparedWinograd> View(size_t m, size_t c, std::vector<gemm::PackedMatrix> u);
+  // packed matrices, non-null, at one ISA level: A of M x C (block 1) or B of Cp x Mp (blocked).
+  static Expected<PreparedWinograd> View(size_t m, size_t c, std::vector<gemm::PackedMatrix> u,
+                                         size_t block = 1);
 
-  // The 36 packed U[p] (p = 6 i + j, M x C each), to store them.
+  // The 36 packed U[p] (p = 6 i + j), to store them: M x C packed as A for NCHW; for NCHWc,
+  // U[p]^T packed as B, Cp x Mp (C and M rounded up to the block, zeros there).
   const std::vector<gemm::PackedMatrix>& packed() const { return u_; }
   IsaLevel isa() const { return isa_; }
+  size_t block() const { return block_; }
 
   size_t out_channels() const { return m_; }
   size_t in_channels() const { return c_; }
@@ -70,7 +77,8 @@ class PreparedWinograd {
   // Floats of scratch that Run needs for this shape and thread count.
   size_t WorkspaceFloats(const WinogradConvParams& p, size_t threads) const;
 
-  // y[N, M, out_h, out_w] = act(conv3x3(x) + bias). p.c must equal in_channels().
+  // y[N, M, out_h, out_w] = act(conv3x3(x) + bias), on NCHWc when block() > 1 (the padding
+  // channels of y are written as act(0)). p.c must equal in_channels().
   //   bias: null or M values; or ep.bias with ep.bias_kind == kPerRow (not both).
   //   workspace: null (allocated for this call) or WorkspaceFloats(p, ThreadCount(pool)) floats.
   Status Run(const WinogradConvParams& p, const float* x, const float* bias,
@@ -79,8 +87,13 @@ class PreparedWinograd {
 
  private:
   size_t TilesPerBlock(const WinogradConvParams& p, size_t threads) const;
+  // The NCHWc form (winograd_nchwc.cc): its workspace slot and driver.
+  size_t SlotFloatsNchwc(size_t tiles_per_block) const;
+  Status RunNchwc(const WinogradConvParams& p, const float* x, const float* bias, float lo,
+                  float hi, ukernels::F32VUnaryParamFn act, float* y, ThreadPool* pool,
+                  float* workspace) const;
 
-  size_t m_ = 0, c_ = 0;
+  size_t m_ = 0, c_ = 0, block_ = 1;
   IsaLevel isa_ = IsaLevel::kScalar;
   std::vector<gemm::PackedMatrix> u_;  // 36 packed U[p], M x C each
 };

@@ -320,10 +320,14 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
   if (parts.algorithm == conv::Algorithm::kGemm1x1 ||
       parts.algorithm == conv::Algorithm::kIm2colGemm ||
       parts.algorithm == conv::Algorithm::kWinograd) {
-    // One packed A per group (kWinograd: per transform point), back to back, all the same size.
+    // One packed A per group (kWinograd: per transform point), back to back, all the same size;
+    // a blocked Winograd's are packed B of C x M rounded up to the block (U[p]^T).
     const bool wino = parts.algorithm == conv::Algorithm::kWinograd;
+    const bool as_b = wino && parts.block > 1;
     const size_t count = wino ? conv::kWinogradMatrices : p.groups;
-    const size_t mg = p.m / p.groups, k = wino ? p.c : p.c / p.groups * p.kh * p.kw;
+    const size_t cb = std::max<size_t>(parts.block, 1);
+    const size_t mg = as_b ? (p.c + cb - 1) / cb * cb : p.m / p.groups;
+    const size_t k = as_b ? (p.m + cb - 1) / cb * cb : wino ? p.c : p.c / p.groups * p.kh * p.kw;
     KILN_ASSIGN_OR_RETURN(size_t panel, SizeParam(sp, "panel", 1, 64));
     KILN_ASSIGN_OR_RETURN(std::string packed_isa_name, sp.String("packed_isa"));
     KILN_ASSIGN_OR_RETURN(IsaLevel packed_isa, ParseIsa(packed_isa_name));
@@ -335,7 +339,7 @@ Expected<std::unique_ptr<StepKernel>> CreateConv(const Step& step, const Module&
     for (size_t g = 0; g < count; ++g) {
       const auto* data = reinterpret_cast<const float*>(w.data() + g * group_bytes);
       auto view =
-          gemm::PackedMatrix::View(true, mg, k, panel, packed_isa, data, group_bytes, owner);
+          gemm::PackedMatrix::View(!as_b, mg, k, panel, packed_isa, data, group_bytes, owner);
       if (!view.ok()) return view.status().WithContext(StrCat("group ", g, ": "));
       parts.packed.push_back(std::move(view).value());
     }

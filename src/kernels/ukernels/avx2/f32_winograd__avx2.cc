@@ -22,4 +22,13 @@ void f32_wino_scatter__avx2(size_t n, const float* r, size_t r_stride, float bia
   WinoScatter(n, r, r_stride, bias, lo, hi, y);
 }
 
+void f32_wino_input_c8__avx2(const float* d, size_t row_stride, float* v, size_t v_stride) {
+  WinoInputC<8>(d, row_stride, v, v_stride);
+}
+
+void f32_wino_output_c8__avx2(const float* o, size_t o_stride, const float* bias, float lo,
+                              float hi, float* y, size_t row_stride) {
+  WinoOutputC<8>(o, o_stride, bias, lo, hi, y, row_stride);
+}
+
 }  // namespace kiln::ukernels

@@ -92,4 +92,13 @@ void f32_wino_scatter__avx512f(size_t n, const float* r, size_t r_stride, float 
   }
 }
 
+void f32_wino_input_c16__avx512f(const float* d, size_t row_stride, float* v, size_t v_stride) {
+  WinoInputC<16>(d, row_stride, v, v_stride);
+}
+
+void f32_wino_output_c16__avx512f(const float* o, size_t o_stride, const float* bias, float lo,
+                                  float hi, float* y, size_t row_stride) {
+  WinoOutputC<16>(o, o_stride, bias, lo, hi, y, row_stride);
+}
+
 }  // namespace kiln::ukernels
