@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -178,18 +179,25 @@ TEST(Conv, MeasuredChoiceIsSupportedAndCached) {
   EXPECT_EQ(*a, *b);
 }
 
+// Every value of both reorders, with a partial last block, and maps of fewer and more than 16
+// pixels (the transposing packer's remainder and whole 16x16 transposes).
 TEST(Conv, LayoutRoundTrip) {
   std::mt19937 rng(kSeed);
   for (size_t block : {8, 16}) {
-    const size_t n = 2, c = 19, h = 3, w = 5;
-    const std::vector<float> x = Random(n * c * h * w, rng);
-    std::vector<float> xc(NchwcSize(n, c, h, w, block), 1.0f), back(x.size());
-    NchwToNchwc(n, c, h, w, block, x.data(), xc.data(), TwoThreads());
-    EXPECT_EQ(xc[(0 * h * w + 4) * block + 3], x[(3 * h * w) + 4]);
-    const size_t blocks = (c + block - 1) / block;
-    EXPECT_EQ(xc[((1 * blocks + blocks - 1) * h * w + 0) * block + block - 1], 0.0f);
-    NchwcToNchw(n, c, h, w, block, xc.data(), back.data());
-    EXPECT_EQ(back, x);
+    for (auto [c, h, w] : {std::array<size_t, 3>{19, 3, 5}, std::array<size_t, 3>{37, 7, 9}}) {
+      const size_t n = 2, hw = h * w, blocks = (c + block - 1) / block;
+      const std::vector<float> x = Random(n * c * hw, rng);
+      std::vector<float> xc(NchwcSize(n, c, h, w, block), 1.0f), back(x.size());
+      NchwToNchwc(n, c, h, w, block, x.data(), xc.data(), TwoThreads());
+      for (size_t i = 0; i < xc.size(); ++i) {
+        const size_t img = i / (blocks * hw * block), ch = i / (hw * block) % blocks * block +
+                                                           i % block;
+        const float want = ch < c ? x[(img * c + ch) * hw + i / block % hw] : 0.0f;
+        ASSERT_EQ(xc[i], want) << "block " << block << " C " << c << " at " << i;
+      }
+      NchwcToNchw(n, c, h, w, block, xc.data(), back.data());
+      EXPECT_EQ(back, x);
+    }
   }
 }
 
