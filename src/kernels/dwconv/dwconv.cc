@@ -83,6 +83,26 @@ const DwUkernel& SelectRow(const DwConvParams& p, IsaLevel cap) {
   return *best;
 }
 
+// The arguments of a blocked row kernel call but its count and output.
+F32DwConvRowC BlockedRowArgs(const DwConvParams& p, size_t cb, const float* const* rows,
+                             const float* w, const float* bias, float lo, float hi) {
+  F32DwConvRowC args{};
+  args.kh = p.kh;
+  args.kw = p.kw;
+  args.stride = p.stride_w;
+  args.cb = cb;
+  args.in_w = p.w;
+  args.out_w = p.out_w();
+  args.pad_left = p.pad_left;
+  args.row_step = p.stride_h;
+  args.rows = rows;
+  args.w = w;
+  args.bias = bias;
+  args.min = lo;
+  args.max = hi;
+  return args;
+}
+
 // NCHW through channel blocks (RunThroughBlocks): one call's input rows as [rows][W][cb], its
 // output rows as [rows][out_w][cb] and then as [cb][rows * out_w], and the block's weights as
 // [taps][cb], in floats of workspace. 64 KiB each: a 28x28 plane of 16 channels in one call.
@@ -145,20 +165,7 @@ void RunThroughBlocks(const DwConvParams& p, size_t cb, IsaLevel cap, const floa
     const float* xc = x + (img * p.c + c0) * p.h * p.w;
     float* yc = y + (img * p.c + c0) * oh * ow;
     const float* rows[kMaxBlockedRowPointers];
-    F32DwConvRowC args{};
-    args.kh = p.kh;
-    args.kw = p.kw;
-    args.stride = p.stride_w;
-    args.cb = cb;
-    args.in_w = p.w;
-    args.out_w = ow;
-    args.pad_left = p.pad_left;
-    args.row_step = p.stride_h;
-    args.rows = rows;
-    args.w = wb;
-    args.bias = bb;
-    args.min = lo;
-    args.max = hi;
+    F32DwConvRowC args = BlockedRowArgs(p, cb, rows, wb, bb, lo, hi);
     args.out = out;
     for (size_t oy = oy0; oy < oy1; oy += chunk) {
       args.count = std::min(chunk, oy1 - oy);
@@ -288,20 +295,7 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
       for (size_t l = 0; l < cb; ++l) bb[l] = c0 + l < p.c && bias ? bias[c0 + l] : 0.0f;
       const float* xp = x + plane * p.h * p.w * cb;
       const float* rows[kMaxBlockedRowPointers];
-      F32DwConvRowC args{};
-      args.kh = p.kh;
-      args.kw = p.kw;
-      args.stride = p.stride_w;
-      args.cb = cb;
-      args.in_w = p.w;
-      args.out_w = ow;
-      args.pad_left = p.pad_left;
-      args.row_step = p.stride_h;
-      args.rows = rows;
-      args.w = w + c0 * taps;
-      args.bias = bb;
-      args.min = lo;
-      args.max = hi;
+      F32DwConvRowC args = BlockedRowArgs(p, cb, rows, w + c0 * taps, bb, lo, hi);
       for (size_t oy = oy0; oy < oy1; oy += chunk) {
         args.count = std::min(chunk, oy1 - oy);
         const size_t n_rows = (args.count - 1) * p.stride_h + p.kh;
