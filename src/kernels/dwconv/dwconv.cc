@@ -164,7 +164,7 @@ void RunThroughBlocks(const DwConvParams& p, size_t cb, IsaLevel cap, const floa
     for (size_t l = 0; l < cb; ++l) bb[l] = l < cn && bias ? bias[c0 + l] : 0.0f;
     const float* xc = x + (img * p.c + c0) * p.h * p.w;
     float* yc = y + (img * p.c + c0) * oh * ow;
-    const float* rows[kMaxBlockedRowPointers];
+    const float* rows[kMaxBlockedRowPointers] = {};  // set per call below
     F32DwConvRowC args = BlockedRowArgs(p, cb, rows, wb, bb, lo, hi);
     args.out = out;
     for (size_t oy = oy0; oy < oy1; oy += chunk) {
@@ -294,7 +294,7 @@ Status DwConv(const DwConvParams& p, const float* x, const float* w, const float
       const size_t taps = p.kh * p.kw;
       for (size_t l = 0; l < cb; ++l) bb[l] = c0 + l < p.c && bias ? bias[c0 + l] : 0.0f;
       const float* xp = x + plane * p.h * p.w * cb;
-      const float* rows[kMaxBlockedRowPointers];
+      const float* rows[kMaxBlockedRowPointers] = {};  // set per call below
       F32DwConvRowC args = BlockedRowArgs(p, cb, rows, w + c0 * taps, bb, lo, hi);
       for (size_t oy = oy0; oy < oy1; oy += chunk) {
         args.count = std::min(chunk, oy1 - oy);
