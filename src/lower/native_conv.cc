@@ -1,9 +1,10 @@
 // Native lowering of 2-D float convolutions: Conv and kiln.FusedConv (Conv + an activation).
 //
 // The weights are prepared here, once, by conv::PrepareConv at the module's ISA with the cost
-// model's algorithm (or a blocked one where layout planning asks, LowerContext::PreferBlocked),
-// and only the prepared form is stored: one blob with the packed A of every group (kGemm1x1,
-// kIm2colGemm) or of every transform point (kWinograd: 36 U matrices), or the reordered/copied
+// model's algorithm (or a blocked one where layout planning asks, LowerContext::PreferBlocked;
+// Winograd always blocked on SIMD ISAs), and only the prepared form is stored: one blob with the
+// packed A of every group (kGemm1x1, kIm2colGemm) or the 36 U matrices of every transform point
+// (kWinograd: packed A, or packed B of U^T when blocked), or the reordered/copied
 // weights (kDirectNchwc, kDepthwise, kGroupedDirect, kStemNchwc), and one with the bias. The raw
 // W is never given a value id, so it is not stored twice. The runtime kernel
 // (runtime/kernels/conv.cc) rebuilds the PreparedConv as a view of those blobs from the step's
@@ -100,29 +101,26 @@ Expected<bool> LowerConv(const ir::Node& node, LowerContext& ctx) {
 
   conv::PrepareOptions options;
   options.isa = ctx.isa();
-  if (ctx.PreferBlocked(node)) {
+  if (ctx.isa() >= IsaLevel::kAvx2 &&
+      conv::ChooseAlgorithm(p, ctx.isa()) == conv::Algorithm::kWinograd) {
+    // Winograd runs NCHWc on a SIMD ISA, in a blocked chain or, between NCHW neighbours,
+    // reordering its input and output in its own step: the blocked form runs 1.2-2.1x the NCHW
+    // one (conv::Run, 1 thread: DenseNet's 128->32 at 56x56 367 -> 646 GFLOP/s, SqueezeNet's
+    // 64->64 at 55x55 450 -> 648), which pays for the two transposes. kiln profile, 1 thread:
+    // DenseNet-121 20.9 -> 18.4 ms, SqueezeNet 1.1 2.86 -> 2.50, GoogLeNet's 64->192 at 56x56
+    // 1.20 -> 1.00.
+    options.algorithm = conv::Algorithm::kWinograd;
+    options.layout = conv::Layout::kNchwc;
+  } else if (ctx.PreferBlocked(node)) {
     // Layout planning keeps this conv's neighbors NCHWc (lower/layout.h): run it there too.
     if (conv::SupportsBlocked(conv::Algorithm::kDepthwise, p, ctx.isa())) {
       options.algorithm = conv::Algorithm::kDepthwise;
-      options.layout = conv::Layout::kNchwc;
-    } else if (conv::ChooseAlgorithm(p, ctx.isa()) == conv::Algorithm::kWinograd) {
-      options.algorithm = conv::Algorithm::kWinograd;
       options.layout = conv::Layout::kNchwc;
     } else if (conv::Supports(conv::Algorithm::kStemNchwc, p)) {
       options.algorithm = conv::Algorithm::kStemNchwc;  // an image stem: NCHW in, NCHWc out
     } else if (p.groups == 1) {
       options.algorithm = conv::Algorithm::kDirectNchwc;
     }
-  }
-  if (options.algorithm == conv::Algorithm::kAuto && ctx.isa() >= IsaLevel::kAvx2 &&
-      conv::ChooseAlgorithm(p, ctx.isa()) == conv::Algorithm::kWinograd) {
-    // Winograd runs NCHWc even between NCHW neighbours, reordering its input and output in its
-    // own step: the blocked form runs 1.2-2.1x the NCHW one (conv::Run, 1 thread: DenseNet's
-    // 128->32 at 56x56 367 -> 646 GFLOP/s, SqueezeNet's 64->64 at 55x55 450 -> 648), which
-    // pays for the two transposes. kiln profile, 1 thread: DenseNet-121 20.9 -> 18.4 ms,
-    // SqueezeNet 1.1 2.86 -> 2.50, GoogLeNet's 64->192 at 56x56 1.20 -> 1.00.
-    options.algorithm = conv::Algorithm::kWinograd;
-    options.layout = conv::Layout::kNchwc;
   }
   if (ctx.measure_algorithms() && options.algorithm == conv::Algorithm::kAuto) {
     // Timed once per distinct layer (MeasureAlgorithm caches by shape, ISA and threads).
