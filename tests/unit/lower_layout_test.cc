@@ -234,30 +234,38 @@ TEST(LowerLayout, BottleneckWithWinogradStaysBlocked) {
 
 // A Winograd layer between NCHW steps (pools): no group pays for reorder steps, so the conv runs
 // its NCHWc form with in-step reorders (block set, no blocked side).
+// Batches of one and three images (the runtime steps keep a one-image conv beside the batch's).
 TEST(LowerLayout, LoneWinogradRunsBlockedInsideItsStep) {
   const int64_t block = ActiveBlock();
-  const std::string text =
-      "graph main (opsets ai.onnx=13)\n"
-      "  input  %x: float32[1,32,30,30]\n"
-      "  const  %w: float32[64,32,3,3] = random(seed=51)\n"
-      "  %p = MaxPool(%x) {kernel_shape=[2,2], strides=[2,2]} : float32[1,32,15,15]  # pool1\n"
-      "  %c = Conv(%p, %w) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[1,64,15,15]  # conv\n"
-      "  %y = MaxPool(%c) {kernel_shape=[3,3], strides=[2,2]} : float32[1,64,7,7]  # pool2\n"
-      "  output %y: float32[1,64,7,7]\n";
-  Compiled c = Compile(text);
-  ASSERT_TRUE(c.module);
-  EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
-  EXPECT_EQ(CountBlockedSides(*c.module), 0u);
-  size_t convs = 0;
-  for (const runtime::Step& s : c.module->steps) {
-    if (s.kernel != "conv2d") continue;
-    ++convs;
-    if (block == 0) continue;  // no SIMD ISA: the cost model picks im2col
-    EXPECT_EQ(s.params.strings.at("algorithm"), conv::AlgorithmName(conv::Algorithm::kWinograd));
-    EXPECT_EQ(s.params.IntOr("block", 1), block);
+  for (int64_t batch : {1, 3}) {
+    const std::string b = std::to_string(batch);
+    const std::string text =
+        "graph main (opsets ai.onnx=13)\n"
+        "  input  %x: float32[" + b + ",32,30,30]\n"
+        "  const  %w: float32[64,32,3,3] = random(seed=51)\n"
+        "  %p = MaxPool(%x) {kernel_shape=[2,2], strides=[2,2]} : float32[" + b + ",32,15,15]"
+        "  # pool1\n"
+        "  %c = Conv(%p, %w) {kernel_shape=[3,3], pads=[1,1,1,1]} : float32[" + b + ",64,15,15]"
+        "  # conv\n"
+        "  %y = MaxPool(%c) {kernel_shape=[3,3], strides=[2,2]} : float32[" + b + ",64,7,7]"
+        "  # pool2\n"
+        "  output %y: float32[" + b + ",64,7,7]\n";
+    Compiled c = Compile(text);
+    ASSERT_TRUE(c.module);
+    EXPECT_EQ(CountKernel(*c.module, "layout_reorder"), 0u);
+    EXPECT_EQ(CountBlockedSides(*c.module), 0u);
+    size_t convs = 0;
+    for (const runtime::Step& s : c.module->steps) {
+      if (s.kernel != "conv2d") continue;
+      ++convs;
+      if (block == 0) continue;  // no SIMD ISA: the cost model picks im2col
+      EXPECT_EQ(s.params.strings.at("algorithm"),
+                conv::AlgorithmName(conv::Algorithm::kWinograd));
+      EXPECT_EQ(s.params.IntOr("block", 1), block);
+    }
+    EXPECT_EQ(convs, 1u);
+    ExpectMatchesInterpreter(c, RandomTensor({batch, 32, 30, 30}, 8));
   }
-  EXPECT_EQ(convs, 1u);
-  ExpectMatchesInterpreter(c, RandomTensor({1, 32, 30, 30}, 8));
 }
 
 // conv steps that run depthwise on NCHWc.
