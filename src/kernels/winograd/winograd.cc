@@ -90,13 +90,14 @@ Expected<PreparedWinograd> PreparedWinograd::Prepare(size_t m, size_t c, const f
   std::vector<float> ut(block > 1 ? cp * mp : 0, 0.0f);
   for (size_t p = 0; p < kPoints; ++p) {
     const float* up = u.data() + p * m * c;
-    Expected<gemm::PackedMatrix> packed = gemm::PackA(m, c, up, c, false, isa);
     if (block > 1) {
       for (size_t mi = 0; mi < m; ++mi) {
         for (size_t ci = 0; ci < c; ++ci) ut[ci * mp + mi] = up[mi * c + ci];
       }
-      packed = gemm::PackB(cp, mp, ut.data(), mp, false, isa);
     }
+    Expected<gemm::PackedMatrix> packed = block > 1
+                                              ? gemm::PackB(cp, mp, ut.data(), mp, false, isa)
+                                              : gemm::PackA(m, c, up, c, false, isa);
     if (!packed.ok()) return packed.status();
     pw.isa_ = packed->isa();
     pw.u_.push_back(*std::move(packed));
