@@ -27,9 +27,14 @@ struct PackedMatrixAccess {
 };
 
 // The transposed product reads its A (B^T) in place rather than packing it when each tile row
-// serves at most this many NR panels (M <= 4 NR before turning): the packing then costs more
-// than the reuse saves.
-constexpr size_t kInPlaceMaxPanels = 4;
+// serves at most this many columns of panels (M <= 128 before turning): the packing then costs
+// more than the reuse saves. Counted in columns, not panels, as the rule was measured with the
+// AVX-512 tile (4 panels of 32); at AVX2's NR = 16, 8 panels: 128x784x1152 (KILN_ISA=avx2, 1
+// thread, bench_gemm) 0.84 -> 0.92 of oneDNN.
+constexpr size_t kInPlaceMaxColumns = 128;
+inline bool TransposedReadsInPlace(size_t nr, size_t m) {
+  return (m + nr - 1) / nr * nr <= kInPlaceMaxColumns;
+}
 
 // Whether the microkernel reads plain B in place well over a long k loop, with its rows
 // row_bytes apart (run.cc explains the rule: whole lines, no 2 KiB aliasing).

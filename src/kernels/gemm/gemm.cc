@@ -36,7 +36,7 @@ const char* ActivationName(Activation act) {
 // cost no lanes either way. (On Zen 4 a masked zmm FMA costs a whole one, so this holds for its
 // double-pumped AVX-512 too.) b_rows_plain: B is plain with contiguous rows, so the normal
 // product packs it panel by panel, each panel serving only M rows (about kPackB / M of the
-// work), while the transposed one reads it in place when M <= kInPlaceMaxPanels NR. Measured,
+// work), while the transposed one reads it in place when M <= kInPlaceMaxColumns. Measured,
 // 1 thread: 1x1 convolutions with 32..128 output channels over 14x14..56x56 pixels ran 10-15%
 // faster transposed (bench_conv 192to32@28 0.83 -> 0.98 of oneDNN, 384to64@14 0.84 -> 0.99),
 // and 16x12544x32 73 -> 88 GFLOP/s; 96x12544x16 was no faster (its short K pays the stores).
@@ -61,7 +61,7 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
       LongRowsInPlace(uk, n * sizeof(float))) {
     return false;
   }
-  if (b_rows_plain && (m + uk.nr - 1) / uk.nr <= kInPlaceMaxPanels) {
+  if (b_rows_plain && TransposedReadsInPlace(uk.nr, m)) {
     // A tie (K = M: 64->64@56, 128->128@56) goes to the transposed product under a prepacked A:
     // 1 thread, with ReLU and a residual, 128->128@56 104 -> 108 GFLOP/s, 64->64@56 95 -> 99.
     const double normal_cost = normal * (1.0 + kPackB / static_cast<double>(m));

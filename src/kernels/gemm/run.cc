@@ -480,7 +480,7 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   // The transposed product's A is B^T; of plain B, each k is a contiguous run of rows (a 1x1
   // convolution's input: one channel's pixels), which the microkernel can read in place.
   pb.in_place_a = pb.c_trans && !pb.a.packed && pb.a.rs == 1 && pb.a.cs != 1 &&
-                  DivUp(pb.n, pb.uk->nr) <= kInPlaceMaxPanels;
+                  TransposedReadsInPlace(pb.uk->nr, pb.n);
   pb.rows_a = RowsInPlace(pb);
   const size_t mr = pb.uk->mr, nr = pb.uk->nr;
   const size_t m_tiles = DivUp(pb.m, mr), n_tiles = DivUp(pb.n, nr);

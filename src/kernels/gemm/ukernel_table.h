@@ -27,8 +27,8 @@ struct GemmUkernel {
   // are no lanes to fill).
   size_t vec;
   // The transposed tile store (F32GemmTileParams::trans_c) costs about this many k steps of the
-  // full tile (14x32: ~64 shuffles per 16 columns over 28 FMA cycles per k; 6x16: 96 scalar
-  // stores over 6 cycles per k).
+  // full tile (14x32: ~64 shuffles per 16 columns over 28 FMA cycles per k; 6x16: 24 shuffles
+  // and 8 narrow stores per 8 columns over 6 cycles per k).
   size_t trans_k;
   // Whether the microkernel reads A in place row by row (F32GemmTileParams::a_rows).
   bool a_rows;

@@ -1,111 +1,252 @@
 // 6x16 f32 GEMM microkernel for AVX2 + FMA, with every smaller tile (1..6 rows, 1..16 columns)
 // handled by its own instance so that edge tiles cost only their own work.
 // Register budget of the full tile: 12 ymm accumulators (6 rows x 2 vectors) + 2 for the B row
-// + 1 broadcast of A = 15 of 16. Per k step: 2 aligned B loads, 6 broadcasts, 12 FMAs (96 flops
-// in 6 cycles at two FMA pipes). Reached, 1 thread, 1024^3, KILN_ISA=avx2 on a Zen 4 EPYC:
-// ~102 GFLOP/s = 0.88 of the measured FMA peak (116), with KC = 1024. Edge tiles use vmaskmovps,
-// which AMD microcodes for stores: fine for edges, never for full tiles.
+// + 1 broadcast of A = 15 of 16. Per k step: 2 B loads, 6 broadcasts, 12 FMAs (96 flops in 6
+// cycles at two FMA pipes). The tile alone on hot data (6 x 256 A, 256 x 16 B) ran 111 GFLOP/s
+// on a Zen 5 EPYC at the AVX2 level, 96% of the FMA peak measured there (115).
+// It reads rows of plain A in place (a_rows) as the AVX-512 tile does, and stores a transposed
+// tile through 8x8 register transposes. Only a tile with a partial last vector goes through
+// vmaskmovps (AMD microcodes its store form). Measured with the driver, KILN_ISA=avx2 against
+// oneDNN capped at AVX2 (bench_gemm, 1 thread, three alternating runs, kiln/oneDNN): rows of A
+// in place 768x128x768 0.85-0.88 -> 0.96-0.97, 3072x128x768 0.93-0.95 -> 0.99-1.02; the
+// vectorized transposed store (with TransposedReadsInPlace) 128x784x1152 0.82-0.83 -> 0.90-0.95,
+// 256x196x2304 0.84-0.89 -> 0.93-0.95, 64x3136x576 0.89-0.90 -> 0.94-0.99.
 #include <immintrin.h>
 
-#include <algorithm>
-
+#include "kernels/ukernels/avx2/f32_transpose8x8.h"
 #include "kernels/ukernels/f32_gemm.h"
 
 namespace kiln::ukernels {
 namespace {
 
 constexpr int kMr = 6;
+// Unpacked B rows lie a page or more apart, where the hardware prefetchers stop: the k loop
+// fetches the row this many steps ahead (a hint: it never faults, even past the end of B).
+constexpr size_t kPrefetchK = 16;
+// A prepacked A (a model's weights, from memory on their first pass) is fetched this many k
+// steps ahead: a step reads 24 bytes of the panel, so one line every other step suffices.
+constexpr size_t kPrefetchA = 32;
+// The longest k loop whose tile fetches its C lines into L1; longer ones fetch them into L2
+// (they stream more than L1 holds before the stores).
+constexpr size_t kPrefetchCToL1MaxK = 256;
 
-// kRows rows; kVecs = 1 or 2 vectors of 8 columns, the last one masked by `last` (all-ones
-// lanes are stored). kMaskB: the last B vector is loaded through the mask too (a partial panel
-// of unpacked B, whose row may end there); full tiles keep plain loads.
-// The tile stored transposed (params->trans_c): C[j * ldc + i]. Through a stack copy and scalar
-// stores; the driver only transposes when K is long enough to hide this (ukernel_table.cc).
+// The tile stored transposed (params->trans_c): C[j * ldc + i]. Each 8-column vector of the
+// kRows rows is transposed in registers (rows past kRows zero) into 8 columns of kRows values,
+// stored with narrow plain stores (no vmaskmovps). The former stack copy and 96 scalar
+// updates cost about 24 k steps of the full tile; this about 8 (ukernel_table.cc, trans_k).
+// Inlined: as a call it takes acc by address, and GCC then keeps the accumulators in memory
+// through the whole k loop (a third of the speed).
 template <int kRows, int kVecs>
-void StoreTransposed(const __m256 (&acc)[kRows][kVecs], size_t nr, float* c, size_t ldc,
+[[gnu::always_inline]] inline void StoreTransposed(const __m256 (&acc)[kRows][kVecs], size_t nr, float* c, size_t ldc,
                      const F32GemmTileParams* params) {
-  alignas(32) float t[kRows][16];
-#pragma GCC unroll 6
-  for (int i = 0; i < kRows; ++i) {
+  const __m256i rows =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(kRows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256 vmin = _mm256_set1_ps(params->min), vmax = _mm256_set1_ps(params->max);
+  const __m256 bm =
+      params->bias_m ? _mm256_maskload_ps(params->bias_m, rows) : _mm256_setzero_ps();
+  const bool load_c = params->load_c != 0;
+  const float* bias_n = params->bias_n;
 #pragma GCC unroll 2
-    for (int v = 0; v < kVecs; ++v) _mm256_store_ps(&t[i][8 * v], acc[i][v]);
-  }
-  for (size_t j = 0; j < nr; ++j) {
-    float* cj = c + j * ldc;
-    const float bn = params->bias_n ? params->bias_n[j] : 0.0f;
-    for (int i = 0; i < kRows; ++i) {
-      float x = t[i][j] + bn;
-      if (params->bias_m) x += params->bias_m[i];
-      if (params->load_c) x += cj[i];
-      cj[i] = std::min(std::max(x, params->min), params->max);
+  for (int v = 0; v < kVecs; ++v) {
+    __m256 r[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) r[i] = i < kRows ? acc[i][v] : _mm256_setzero_ps();
+    avx2::Transpose8x8(r);
+    const size_t cols = nr - 8 * v < 8 ? nr - 8 * v : 8;
+#pragma GCC unroll 8
+    for (size_t j = 0; j < 8; ++j) {
+      if (j >= cols) break;
+      float* cj = c + (8 * v + j) * ldc;
+      __m256 x = _mm256_add_ps(r[j], bm);
+      if (bias_n) x = _mm256_add_ps(x, _mm256_broadcast_ss(bias_n + 8 * v + j));
+      if (load_c) x = _mm256_add_ps(x, _mm256_maskload_ps(cj, rows));
+      x = _mm256_min_ps(vmax, _mm256_max_ps(vmin, x));  // NaN stays (see Tile)
+      avx2::StoreFirst(cj, x, kRows);
     }
   }
 }
 
-template <int kRows, int kVecs, bool kMaskB>
+// Vector v of a row: plain where it is whole (kPartial false, or not the last vector), else
+// through the mask.
+template <bool kPartial>
+[[gnu::always_inline]] inline __m256 Load(const float* p, int v, int vecs, __m256i mask) {
+  if (kPartial && v == vecs - 1) return _mm256_maskload_ps(p, mask);
+  return _mm256_loadu_ps(p);
+}
+template <bool kPartial>
+[[gnu::always_inline]] inline void Store(float* p, int v, int vecs, __m256i mask, __m256 x) {
+  if (kPartial && v == vecs - 1) return _mm256_maskstore_ps(p, mask, x);
+  _mm256_storeu_ps(p, x);
+}
+
+// The lines of a tile's rows of C (16 floats a row: 2 lines when C is not 64-byte aligned), into
+// L1, or with kL2 into L2.
+template <int kRows, bool kL2>
+[[gnu::always_inline]] inline void PrefetchC(const float* c, size_t ldc, size_t nr) {
+#pragma GCC unroll 6
+  for (int i = 0; i < kRows; ++i) {
+    const char* first = reinterpret_cast<const char*>(c + i * ldc);
+    const char* last = reinterpret_cast<const char*>(c + i * ldc + nr - 1);
+    if constexpr (kL2) {
+      _mm_prefetch(first, _MM_HINT_T1);
+      _mm_prefetch(last, _MM_HINT_T1);
+    } else {
+      _mm_prefetch(first, _MM_HINT_T0);
+      _mm_prefetch(last, _MM_HINT_T0);
+    }
+  }
+}
+
+// The k loop. kMode: kPanel (a packed panel, or an A read in place with its k values a_stride
+// apart: the transposed product's B^T), kRowsA (rows of A read in place, a[i * lda + k]).
+// kPrefetchB: B is read in place (its rows ldb apart), fetched kPrefetchK rows ahead.
+enum class AMode { kPanel, kRowsA };
+
+template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB>
+[[gnu::always_inline]] inline void KLoop(__m256 (&acc)[kRows][kVecs], size_t kc, const float* a,
+                                         size_t as, bool prefetch_a, const float* b, size_t ldb,
+                                         __m256i last) {
+  // Rows of A in place: two row pointers and the stride (row i: base + (i % 3) * stride).
+  const size_t rs = as * sizeof(float);
+  const char* r0 = reinterpret_cast<const char*>(a);
+  const char* r3 = kRows > 3 ? r0 + 3 * rs : r0;
+  for (size_t k = 0; k < kc; ++k) {
+    __m256 bv[kVecs];
+#pragma GCC unroll 2
+    for (int v = 0; v < kVecs; ++v) bv[v] = Load<kPartial>(b + 8 * v, v, kVecs, last);
+    if constexpr (kPrefetchB) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetchK * ldb), _MM_HINT_T0);
+      if constexpr (kVecs == 2) {
+        _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetchK * ldb + 15), _MM_HINT_T0);
+      }
+    }
+    if constexpr (kMode == AMode::kPanel) {
+      if (prefetch_a) _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchA * kMr), _MM_HINT_T0);
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < kRows; ++i) {
+      const float* ai;
+      if constexpr (kMode == AMode::kRowsA) {
+        ai = reinterpret_cast<const float*>((i < 3 ? r0 : r3) + (i % 3) * rs);
+      } else {
+        ai = a + i;
+      }
+      const __m256 av = _mm256_broadcast_ss(ai);
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
+    }
+    if constexpr (kMode == AMode::kRowsA) {
+      r0 += sizeof(float);
+      r3 += sizeof(float);
+    } else {
+      a += as;
+    }
+    b += ldb;
+  }
+}
+
+// kRows rows; kVecs = 1 or 2 vectors of 8 columns; kPartial: the last vector holds fewer than 8
+// columns (`last` masks them; its B vector is loaded through the mask too, as a row of unpacked
+// B may end there).
+template <int kRows, int kVecs, bool kPartial>
 void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c, size_t ldc,
           const F32GemmTileParams* params, __m256i last) {
-  const __m256i masks[2] = {kVecs == 1 ? last : _mm256_set1_epi32(-1), last};
+  // The parameters the epilogue reads, in locals up front: a store to C may alias *params
+  // (floats) for all the compiler knows.
+  const bool trans = params->trans_c != 0, load_c = params->load_c != 0;
+  const float* bias_m = trans ? nullptr : params->bias_m;
+  const float* bias_n = trans ? nullptr : params->bias_n;
+  const float lo = params->min, hi = params->max;
+  // The accumulators start from the biases (the transposed store adds its own).
+  __m256 bn[kVecs];
+#pragma GCC unroll 2
+  for (int v = 0; v < kVecs; ++v) {
+    bn[v] = bias_n ? Load<kPartial>(bias_n + 8 * v, v, kVecs, last) : _mm256_setzero_ps();
+  }
   __m256 acc[kRows][kVecs];
 #pragma GCC unroll 6
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 2
-    for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_setzero_ps();
-  }
-  const size_t as = params->a_stride ? params->a_stride : kMr;
-  for (size_t k = 0; k < kc; ++k) {
-    __m256 bv[kVecs];
-#pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) {
-      bv[v] = kMaskB && v == kVecs - 1 ? _mm256_maskload_ps(b + 8 * v, masks[v])
-                                       : _mm256_loadu_ps(b + 8 * v);
+      acc[i][v] = bias_m ? _mm256_add_ps(bn[v], _mm256_broadcast_ss(bias_m + i)) : bn[v];
     }
-#pragma GCC unroll 6
-    for (int i = 0; i < kRows; ++i) {
-      const __m256 ai = _mm256_broadcast_ss(a + i);
-#pragma GCC unroll 2
-      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
+  }
+  // C's lines, fetched now so that they arrive during the k loop rather than stalling the
+  // stores after it (C of a 1x1 convolution is megabytes, often out of L3).
+  if (!trans) {
+    if (kc <= kPrefetchCToL1MaxK) {
+      PrefetchC<kRows, false>(c, ldc, nr);
+    } else {
+      PrefetchC<kRows, true>(c, ldc, nr);
     }
-    a += as;
-    b += ldb;
+  }
+  const bool in_place_b = ldb != 16;
+  const bool prefetch_a = params->prefetch_a != 0;
+  if (params->a_rows) {
+    if (in_place_b) {
+      KLoop<kRows, kVecs, kPartial, AMode::kRowsA, true>(acc, kc, a, params->a_rows, false, b,
+                                                         ldb, last);
+    } else {
+      KLoop<kRows, kVecs, kPartial, AMode::kRowsA, false>(acc, kc, a, params->a_rows, false, b,
+                                                          ldb, last);
+    }
+  } else {
+    const size_t as = params->a_stride ? params->a_stride : kMr;
+    if (in_place_b) {
+      KLoop<kRows, kVecs, kPartial, AMode::kPanel, true>(acc, kc, a, as, prefetch_a, b, ldb,
+                                                         last);
+    } else {
+      KLoop<kRows, kVecs, kPartial, AMode::kPanel, false>(acc, kc, a, as, prefetch_a, b, ldb,
+                                                          last);
+    }
   }
 
-  if (params->trans_c) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
-  const __m256 vmin = _mm256_set1_ps(params->min);
-  const __m256 vmax = _mm256_set1_ps(params->max);
-  __m256 bn[kVecs];
+  if (trans) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
+  // Each step over the whole tile behind one test, a clamp bound at infinity skipped. The bound
+  // is the first operand: vmaxps/vminps return the second where either is NaN, so a NaN stays
+  // NaN, as in the reference.
+  if (load_c) {
+#pragma GCC unroll 6
+    for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 2
-  for (int v = 0; v < kVecs; ++v) {
-    bn[v] = params->bias_n ? _mm256_maskload_ps(params->bias_n + 8 * v, masks[v])
-                           : _mm256_setzero_ps();
+      for (int v = 0; v < kVecs; ++v) {
+        acc[i][v] = _mm256_add_ps(acc[i][v], Load<kPartial>(c + i * ldc + 8 * v, v, kVecs, last));
+      }
+    }
+  }
+  if (lo > -__builtin_inff()) {
+    const __m256 vmin = _mm256_set1_ps(lo);
+#pragma GCC unroll 6
+    for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_max_ps(vmin, acc[i][v]);
+    }
+  }
+  if (hi < __builtin_inff()) {
+    const __m256 vmax = _mm256_set1_ps(hi);
+#pragma GCC unroll 6
+    for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 2
+      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_min_ps(vmax, acc[i][v]);
+    }
   }
 #pragma GCC unroll 6
   for (int i = 0; i < kRows; ++i) {
-    float* ci = c + i * ldc;
-    const __m256 bm =
-        params->bias_m ? _mm256_broadcast_ss(params->bias_m + i) : _mm256_setzero_ps();
 #pragma GCC unroll 2
-    for (int v = 0; v < kVecs; ++v) {
-      __m256 x = _mm256_add_ps(_mm256_add_ps(acc[i][v], bn[v]), bm);
-      if (params->load_c) x = _mm256_add_ps(x, _mm256_maskload_ps(ci + 8 * v, masks[v]));
-      // The bound first: vmaxps/vminps return the second operand where either is NaN, and a
-      // NaN stays NaN, as in the reference.
-      x = _mm256_min_ps(vmax, _mm256_max_ps(vmin, x));
-      _mm256_maskstore_ps(ci + 8 * v, masks[v], x);
-    }
+    for (int v = 0; v < kVecs; ++v) Store<kPartial>(c + i * ldc + 8 * v, v, kVecs, last, acc[i][v]);
   }
 }
 
-template <int kVecs, bool kMaskB>
+template <int kVecs, bool kPartial>
 void Rows(size_t mr, size_t nr, size_t kc, const float* a, const float* b, size_t ldb, float* c,
           size_t ldc, const F32GemmTileParams* p, __m256i last) {
   switch (mr) {
-    case 1: return Tile<1, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 2: return Tile<2, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 3: return Tile<3, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 4: return Tile<4, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
-    case 5: return Tile<5, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
-    default: return Tile<6, kVecs, kMaskB>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 1: return Tile<1, kVecs, kPartial>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 2: return Tile<2, kVecs, kPartial>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 3: return Tile<3, kVecs, kPartial>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 4: return Tile<4, kVecs, kPartial>(nr, kc, a, b, ldb, c, ldc, p, last);
+    case 5: return Tile<5, kVecs, kPartial>(nr, kc, a, b, ldb, c, ldc, p, last);
+    default: return Tile<6, kVecs, kPartial>(nr, kc, a, b, ldb, c, ldc, p, last);
   }
 }
 
