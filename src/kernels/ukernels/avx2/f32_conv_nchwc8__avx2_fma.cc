@@ -1,9 +1,16 @@
 // Direct convolution on NCHW8c, AVX2 + FMA. Register budget (16 ymm): a tile of 6 output columns
-// x 2 output channel blocks = 12 accumulators, 2 weight vectors, 1 broadcast input. Each
-// broadcast feeds 2 FMAs and each weight load 6, so loads stay under the 2 per cycle that keep
-// both FMA pipes busy.
+// x 2 output channel blocks = 12 accumulators, 2 weight vectors, 1 broadcast input (one block:
+// 12 columns). Each broadcast feeds 2 FMAs and each weight load 6: 8 loads per 12 FMAs.
+// The channels of a tap run as a plain loop with one pointer step per channel, as the GEMM
+// tile's k loop does: with the 8 channels unrolled at fixed offsets (the former form, which also
+// recomputed its addresses per block and tap), GCC spilled accumulators, 15 of 16 registers
+// being live. Hot 1x1 rows of 96 pixels, 2 blocks, 1 thread, Zen 5 (AVX2 level), speed ratio
+// of 31 interleaved rounds (median), unrolled -> loop: K = 16 1.16x, 24 1.16x, 32 1.12x, 64
+// 1.11x, 256 1.11x (one block, K = 64: 1.13x); best rounds K = 16 79 -> 94 GFLOP/s, K = 256 97
+// -> 107 (FMA peak ~115). Rows of a 3x3: 1.01x (stride 1, 6 columns) to 1.03x (stride 2, 5).
+// The accumulators start from the bias; the clamp bounds are broadcast after the k loop.
 // An image stem (in_c = 1..4 input channels, planes in_ci_stride apart) runs the same tiles with
-// a loop over its in_c channels instead of the unrolled c.
+// its in_c channels in place of a block's 8.
 #include <immintrin.h>
 
 #include "kernels/ukernels/f32_conv.h"
@@ -13,116 +20,107 @@ namespace {
 
 constexpr size_t kC = 8;
 
-// The modes of a tile: kNchwc (in_c = 0: c contiguous input channels, unrolled), or an image
-// stem (in_c = 1..4 planes in_ci_stride apart) whose in_ow_stride is 1 or 2 (the mode's value:
-// each broadcast then reads a fixed offset from one pointer) or any (kStemAny). kNchwcUnit is
-// kNchwc with columns kC floats apart (stride 1) known at compile time, so that a channel's
-// columns are displacements from one pointer rather than an offset register each (as in the
-// AVX-512 kernel).
-constexpr size_t kNchwc = 0, kStemAny = 3, kNchwcUnit = 4;
+// The modes of a tile: kNchwc (in_c = 0: c contiguous input channels), or an image stem (in_c =
+// 1..4 planes in_ci_stride apart) whose in_ow_stride is 1 or 2 (the mode's value: each broadcast
+// then reads a fixed offset from one pointer) or any (kStemAny). kNchwcUnit is kNchwc with
+// columns kC floats apart (stride 1) known at compile time, so that a channel's columns are
+// displacements from one pointer rather than an offset register each; kPoint is kNchwcUnit with
+// one tap (a 1x1), whose loops over taps then go away.
+constexpr size_t kNchwc = 0, kStemAny = 3, kNchwcUnit = 4, kPoint = 5;
+constexpr bool IsBlocked(size_t mode) { return mode == kNchwc || mode >= kNchwcUnit; }
 
-// One input channel: acc[o][t] += x[t * ows] * w[o * w_ob_stride][0..kC).
-template <size_t OB, size_t T>
-__attribute__((always_inline)) inline void Channel(__m256 (&acc)[OB][T], const float* x,
-                                                   const float* w, size_t ows,
-                                                   size_t w_ob_stride) {
-  const __m256 w0 = _mm256_loadu_ps(w);
-  __m256 w1 = w0;
-  if constexpr (OB > 1) w1 = _mm256_loadu_ps(w + w_ob_stride);
-#pragma GCC unroll 16
-  for (size_t t = 0; t < T; ++t) {
-    const __m256 xv = _mm256_broadcast_ss(x + t * ows);
-    acc[0][t] = _mm256_fmadd_ps(xv, w0, acc[0][t]);
-    if constexpr (OB > 1) acc[OB - 1][t] = _mm256_fmadd_ps(xv, w1, acc[OB - 1][t]);
+// n input channels of one tap: acc[o][t] += x[t * ows] * w[o * w_ob][0..kC), then the next
+// channel at x + x_step, w + kC.
+template <size_t OB, size_t T, size_t kMode>
+[[gnu::always_inline]] inline void Channels(__m256 (&acc)[OB][T], const float* x, const float* w,
+                                            size_t n, size_t ows_rt, size_t x_step,
+                                            size_t w_ob) {
+  const size_t ows = kMode >= kNchwcUnit ? kC : kMode == 1 || kMode == 2 ? kMode : ows_rt;
+  for (size_t ci = 0; ci < n; ++ci, x += x_step, w += kC) {
+    __m256 wz[OB];
+#pragma GCC unroll 2
+    for (size_t o = 0; o < OB; ++o) wz[o] = _mm256_loadu_ps(w + o * w_ob);
+#pragma GCC unroll 12
+    for (size_t t = 0; t < T; ++t) {
+      const __m256 xv = _mm256_broadcast_ss(x + t * ows);
+#pragma GCC unroll 2
+      for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm256_fmadd_ps(xv, wz[o], acc[o][t]);
+    }
   }
 }
 
 template <size_t OB, size_t T, size_t kMode>
-void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
-  // The accumulators start from the bias.
+[[gnu::always_inline]] inline void TileBody(const F32ConvNchwcParams* p, const float* input,
+                                            float* output) {
   __m256 acc[OB][T];
-  __m256 bias[OB];
 #pragma GCC unroll 2
   for (size_t o = 0; o < OB; ++o) {
-    bias[o] = p->bias ? _mm256_loadu_ps(p->bias + o * kC) : _mm256_setzero_ps();
+    const __m256 b = p->bias ? _mm256_loadu_ps(p->bias + o * kC) : _mm256_setzero_ps();
+#pragma GCC unroll 12
+    for (size_t t = 0; t < T; ++t) acc[o][t] = b;
   }
-#pragma GCC unroll 16
-  for (size_t t = 0; t < T; ++t) {
-#pragma GCC unroll 2
-    for (size_t o = 0; o < OB; ++o) acc[o][t] = bias[o];
-  }
-  constexpr bool kBlocked = kMode == kNchwc || kMode == kNchwcUnit;
-  const size_t ows = kMode == kNchwcUnit ? kC : p->in_ow_stride;
+  constexpr bool kBlocked = IsBlocked(kMode);
   const size_t cin = kBlocked ? kC : p->in_c;
+  const size_t x_step = kBlocked ? 1 : p->in_ci_stride;
   // A partial last input block runs its real channels only (the other weights are zero).
-  const size_t last = kBlocked && p->ic_last != 0 ? p->ic_last : kC;
+  const size_t last = kBlocked && p->ic_last != 0 ? p->ic_last : cin;
+  const size_t kh_n = kMode == kPoint ? 1 : p->kh, kw_n = kMode == kPoint ? 1 : p->kw;
+  const size_t ows = p->in_ow_stride, w_ob = p->w_ob_stride;
   for (size_t cb = 0; cb < p->ic_blocks; ++cb) {
     const float* x_cb = input + cb * p->in_cb_stride;
     const float* w_cb = p->weights + cb * p->w_cb_stride;
-    const size_t n = cb + 1 == p->ic_blocks ? last : kC;
-    for (size_t kh = 0; kh < p->kh; ++kh) {
-      for (size_t kw = 0; kw < p->kw; ++kw) {
-        const float* x = x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride;
-        const float* w = w_cb + kh * p->w_kh_stride + kw * cin * kC;
-        if constexpr (kBlocked) {
-          if (n == kC) {
-            const float* xt = x;
-            if constexpr (kMode == kNchwcUnit) asm("" : "+r"(xt));  // kept opaque to GCC
-#pragma GCC unroll 8
-            for (size_t ci = 0; ci < kC; ++ci) {
-              Channel(acc, xt + ci, w + ci * kC, ows, p->w_ob_stride);
-            }
-          } else {
-            for (size_t ci = 0; ci < n; ++ci) {
-              Channel(acc, x + ci, w + ci * kC, ows, p->w_ob_stride);
-            }
-          }
-        } else {
-          const size_t step = kMode == kStemAny ? ows : kMode;
-          for (size_t ci = 0; ci < cin; ++ci) {
-            Channel(acc, x + ci * p->in_ci_stride, w + ci * kC, step, p->w_ob_stride);
-          }
-        }
+    const size_t n = cb + 1 == p->ic_blocks ? last : cin;
+    for (size_t kh = 0; kh < kh_n; ++kh) {
+      for (size_t kw = 0; kw < kw_n; ++kw) {
+        Channels<OB, T, kMode>(acc, x_cb + kh * p->in_kh_stride + kw * p->in_kw_stride,
+                               w_cb + kh * p->w_kh_stride + kw * cin * kC, n, ows, x_step, w_ob);
       }
     }
   }
   // The parameters are read before the first store (a store may alias *p, and testing them per
   // column reloaded them after each one), each step runs over the whole tile, and a clamp bound
-  // at infinity is skipped.
+  // at infinity is skipped. The bounds are broadcast from *p here, after the k loop: as values
+  // known up front GCC kept them in two registers through it, and spilled accumulators.
   const bool accumulate = p->accumulate != 0;
   const float min = p->min, max = p->max;
-  const size_t out_ob_stride = p->out_ob_stride;
+  const size_t out_ob = p->out_ob_stride;
   if (accumulate) {
 #pragma GCC unroll 2
     for (size_t o = 0; o < OB; ++o) {
-#pragma GCC unroll 16
+#pragma GCC unroll 12
       for (size_t t = 0; t < T; ++t) {
-        acc[o][t] = _mm256_add_ps(acc[o][t], _mm256_loadu_ps(output + o * out_ob_stride + t * kC));
+        acc[o][t] = _mm256_add_ps(acc[o][t], _mm256_loadu_ps(output + o * out_ob + t * kC));
       }
     }
   }
   // The bound first: vmaxps/vminps return the second operand where either is NaN (a NaN stays).
   if (min > -__builtin_inff()) {
-    const __m256 v = _mm256_set1_ps(min);
+    const __m256 v = _mm256_broadcast_ss(&p->min);
 #pragma GCC unroll 2
     for (size_t o = 0; o < OB; ++o) {
-#pragma GCC unroll 16
+#pragma GCC unroll 12
       for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_max_ps(v, acc[o][t]);
     }
   }
   if (max < __builtin_inff()) {
-    const __m256 v = _mm256_set1_ps(max);
+    const __m256 v = _mm256_broadcast_ss(&p->max);
 #pragma GCC unroll 2
     for (size_t o = 0; o < OB; ++o) {
-#pragma GCC unroll 16
+#pragma GCC unroll 12
       for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_min_ps(v, acc[o][t]);
     }
   }
 #pragma GCC unroll 2
   for (size_t o = 0; o < OB; ++o) {
-#pragma GCC unroll 16
-    for (size_t t = 0; t < T; ++t) _mm256_storeu_ps(output + o * out_ob_stride + t * kC, acc[o][t]);
+#pragma GCC unroll 12
+    for (size_t t = 0; t < T; ++t) _mm256_storeu_ps(output + o * out_ob + t * kC, acc[o][t]);
   }
+}
+
+// The full tiles run inline in their row's loop; the remainder is a call per width.
+template <size_t OB, size_t T, size_t kMode>
+[[gnu::noinline]] void Tile(const F32ConvNchwcParams* p, const float* input, float* output) {
+  TileBody<OB, T, kMode>(p, input, output);
 }
 
 template <size_t OB, size_t T, size_t kMode>
@@ -140,7 +138,7 @@ void Row(const F32ConvNchwcParams* p) {
   constexpr size_t kT = OB > 1 ? 6 : 12;
   size_t j = 0;
   for (; j + kT <= p->ow; j += kT) {
-    Tile<OB, kT, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
+    TileBody<OB, kT, kMode>(p, p->input + j * p->in_ow_stride, p->output + j * kC);
   }
   if (j < p->ow) Remainder<OB, kT - 1, kMode>(p, j, p->ow - j);
 }
@@ -156,6 +154,7 @@ void f32_conv_nchwc8__avx2_fma(const F32ConvNchwcParams* p) {
     case kNchwc:
       return two ? Row<2, kNchwc>(p) : Row<1, kNchwc>(p);
     case kNchwcUnit:
+      if (p->kh == 1 && p->kw == 1) return two ? Row<2, kPoint>(p) : Row<1, kPoint>(p);
       return two ? Row<2, kNchwcUnit>(p) : Row<1, kNchwcUnit>(p);
     case 1:
       return two ? Row<2, 1>(p) : Row<1, 1>(p);
