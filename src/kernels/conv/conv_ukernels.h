@@ -27,6 +27,9 @@ struct ConvNchwcUkernel {
   size_t pointwise_oc_blocks = 0;
   // The same for the rows of every other layer (3x3 and the like); 0: max_oc_blocks.
   size_t conv_oc_blocks = 0;
+  // Nonzero: on a 1x1 over pixels in calls of 2 blocks, an odd count of blocks leads with one
+  // call of this many instead of ending with a lone block (see BlockGroups).
+  size_t odd_lead_blocks = 0;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -326,7 +326,12 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // whose lone block is load-bound too). Not on a 1x1 over pixels: 16 -> 96 at 112x112 ran 4%
   // slower as 3 + 3 than as 4 + 2, 24 -> 144 at 56x56 2% as 3 + 3 + 3 than as 4 + 4 + 1.
   const bool half_last = HalfLast(p, c);
-  auto groups_for = [&](size_t g) { return BlockGroups::Of(mb_n, g, half_last, rows > 1); };
+  // A 1x1 over pixels in pairs at AVX2 leads an odd count with 3 blocks (a 3 x 4 tile): the lone
+  // block's 1 x 12 tile broadcasts 12 inputs per 12 FMAs, and ran at 82-92 GFLOP/s on hot data
+  // where 2 x 6 and 3 x 4 ran 107-114 (Zen 5 at the AVX2 level, K = 16..144).
+  auto groups_for = [&](size_t g) {
+    return BlockGroups::Of(mb_n, g, half_last, rows > 1, rows == 1 ? uk.odd_lead_blocks : 0);
+  };
   // The taller groups of a 1x1 over pixels, unless they leave the threads more uneven work: a
   // 7x7 map is one chunk per group, and 160 -> 960 splits as 8 + 7 groups of 4 on 2 threads
   // against 15 + 15 pairs.

@@ -18,11 +18,14 @@ struct BlockGroups {
   size_t mb_n = 0, g = 1, lead = 0, lead_size = 0, count = 0;
 
   // half_last: the last block holds at most half a block of real channels. even: a remainder
-  // narrower than g - 1 leads as groups of g - 1.
-  static BlockGroups Of(size_t mb_n, size_t g, bool half_last, bool even) {
+  // narrower than g - 1 leads as groups of g - 1. odd_lead (0: none): in groups of 2, an odd
+  // count leads with one group of odd_lead blocks (ConvNchwcUkernel::odd_lead_blocks).
+  static BlockGroups Of(size_t mb_n, size_t g, bool half_last, bool even, size_t odd_lead = 0) {
     BlockGroups b{mb_n, g};
     const size_t r = mb_n % g;
-    if (g > 1 && mb_n > 1 && r == 1 && half_last) {
+    if (odd_lead != 0 && g == 2 && r == 1 && mb_n >= odd_lead) {
+      b.lead = 1, b.lead_size = odd_lead;
+    } else if (g > 1 && mb_n > 1 && r == 1 && half_last) {
       b.lead = 1, b.lead_size = 1;
     } else if (even && g > 2 && r != 0 && r < g - 1 && mb_n >= (g - r) * (g - 1)) {
       b.lead = g - r, b.lead_size = g - 1;

@@ -35,7 +35,7 @@ struct F32ConvNchwcParams {
   float* output;
   const float* bias;  // null, or oc_blocks * c values
   size_t ow;          // >= 1, any count: the kernel tiles it
-  size_t oc_blocks;   // 1 or 2; 1..4 at AVX-512 with in_c = 0
+  size_t oc_blocks;   // 1 or 2; 1..4 at AVX-512 with in_c = 0; 3 at AVX2
   size_t ic_blocks;   // >= 1
   size_t kh, kw;      // >= 1
   size_t in_c;        // 0 (c), or 1..4: channels of one input pixel (a stem's NCHW input)
