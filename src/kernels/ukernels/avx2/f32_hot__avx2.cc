@@ -36,6 +36,14 @@ struct V {
     return _mm256_blendv_ps(_mm256_min_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
   }
   static T Fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  // c + w[0..8) * b with w read inside the FMA (a memory operand, never a register): the
+  // depthwise rows' third window row (f32_dwconv_nchwc_impl.h, kMemRow).
+  static T FmaMem(const float* w, T b, T c) {
+    asm("vfmadd231ps %[w], %[b], %[c]"
+        : [c] "+x"(c)
+        : [b] "x"(b), [w] "m"(*reinterpret_cast<const T*>(w)));
+    return c;
+  }
   static T Fnma(T a, T b, T c) { return _mm256_fnmadd_ps(a, b, c); }
   static T Abs(T x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
   static T CopySign(T mag, T sign) {
