@@ -434,11 +434,12 @@ bool SplitN(const Problem& pb, size_t m_tiles, size_t n_tiles, size_t threads) {
 // other streams. Measured, 1 thread, bench_gemm kiln/best: 768x128x768 0.94 -> 0.99,
 // 3072x128x768 0.92 -> 0.98, 256^3 0.96 -> 0.99, 2000x64x1000 0.93 -> 1.05, 1000x256x1000
 // 0.95 -> 0.99, 128x784x1152 and 1000^3 no slower; but 1024x256x1024 104 -> 61 GFLOP/s and
-// 1024^3 105 -> 60 in place, hence the exception.
+// 1024^3 105 -> 60 in place, hence the exception. (Those are the 14x32 tile's; the 6x16 one
+// reads rows in place only up to its table row's a_rows_max_n.)
 bool RowsInPlace(const Problem& pb) {
   constexpr size_t kAliasBytes = 4096;
-  return pb.uk->a_rows && !pb.c_trans && !pb.a.packed && pb.a.cs == 1 &&
-         pb.a.rs * sizeof(float) % kAliasBytes != 0;
+  return pb.uk->a_rows && pb.n <= pb.uk->a_rows_max_n && !pb.c_trans && !pb.a.packed &&
+         pb.a.cs == 1 && pb.a.rs * sizeof(float) % kAliasBytes != 0;
 }
 
 }  // namespace

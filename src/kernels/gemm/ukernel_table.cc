@@ -8,19 +8,28 @@ namespace {
 
 using namespace ukernels;  // NOLINT: the table names every kernel
 
+constexpr size_t kAnyN = ~size_t{0};
+// The 6x16 tile over rows of A in place runs up to ~15% slower than over a packed panel (hot
+// tiles, K = 256..2304, Zen 5 at the AVX2 level: its six row streams), which pays where each
+// A value serves few tiles: bench_gemm, KILN_ISA=avx2 against oneDNN at AVX2, 768x128x768 and
+// 3072x128x768 0.85-0.95 -> 0.96-1.02 of oneDNN in place, but 256^3 0.85-0.89 packed against
+// 0.79-0.84 in place.
+constexpr size_t kAvx2RowsMaxN = 128;
+
 constexpr GemmUkernel kTable[] = {
-    // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, a_rows, uarch
+    // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, a_rows,
+    // a_rows_max_n, uarch
     {"f32_gemm_4x8__scalar", IsaLevel::kScalar, 4, 8, f32_gemm_4x8__scalar, f32_gemv__scalar,
-     nullptr, f32_vsilu__scalar, f32_vhswish__scalar, f32_vgelu__scalar, 0, 0, false},
+     nullptr, f32_vsilu__scalar, f32_vhswish__scalar, f32_vgelu__scalar, 0, 0, false, 0},
     {"f32_gemm_6x16__avx2_fma", IsaLevel::kAvx2, 6, 16, f32_gemm_6x16__avx2_fma,
      f32_gemv__avx2_fma, f32_packa__avx2, f32_vsilu__avx2, f32_vhswish__avx2, f32_vgelu__avx2, 8,
-     8, true},
+     8, true, kAvx2RowsMaxN},
     {"f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, true, Uarch::kOther},
+     f32_vgelu__avx512, 16, 8, true, kAnyN, Uarch::kOther},
     {"f32_gemm_14x32__avx512f_zen4", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f_zen4,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, true, Uarch::kZen4},
+     f32_vgelu__avx512, 16, 8, true, kAnyN, Uarch::kZen4},
 };
 
 // ISA levels never go down, start at scalar, and a variant follows a general row of its ISA

@@ -32,6 +32,8 @@ struct GemmUkernel {
   size_t trans_k;
   // Whether the microkernel reads A in place row by row (F32GemmTileParams::a_rows).
   bool a_rows;
+  // The widest N (columns of C) for which the driver has it do so (run.cc, RowsInPlace).
+  size_t a_rows_max_n;
   // kOther: the ISA's general row. Otherwise a variant of the row before it (same ISA, MR and
   // NR) tuned for this microarchitecture, chosen there instead of it.
   Uarch uarch = Uarch::kOther;
