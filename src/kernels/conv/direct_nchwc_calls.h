@@ -51,8 +51,11 @@ struct BlockGroups {
 struct TileCut {
   size_t tile = 0, tile_min = 0;  // tile 0: no cut, one call
 
+  // tile_min counts accumulators: at least those of tile_min columns of max_oc_blocks, rounded
+  // up (AVX2's 3 x 4 tiles cut 14 columns as 4 + 4 + 3 + 3, not 4 + 4 + 4 + 2).
   TileCut(const ConvNchwcUkernel& uk, size_t nob)
-      : tile(uk.tile * uk.max_oc_blocks / nob), tile_min(uk.tile_min * uk.max_oc_blocks / nob) {}
+      : tile(uk.tile * uk.max_oc_blocks / nob),
+        tile_min((uk.tile_min * uk.max_oc_blocks + nob - 1) / nob) {}
   size_t Tiles(size_t span) const { return tile == 0 ? 1 : (span + tile - 1) / tile; }
   bool Equal(size_t span) const {
     return tile == 0 ||

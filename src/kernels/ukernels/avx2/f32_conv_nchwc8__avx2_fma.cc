@@ -154,7 +154,9 @@ void f32_conv_nchwc8__avx2_fma(const F32ConvNchwcParams* p) {
                                                                      : kStemAny;
   if (p->oc_blocks == 3) {
     if (mode == kNchwcUnit && p->kh == 1 && p->kw == 1) return Row<3, kPoint>(p);
-    // Elsewhere 3 blocks run as 2 + 1.
+    if (mode == kNchwcUnit) return Row<3, kNchwcUnit>(p);
+    if (mode == kNchwc) return Row<3, kNchwc>(p);
+    // A stem's 3 blocks run as 2 + 1.
     F32ConvNchwcParams q = *p;
     q.oc_blocks = 2;
     q.oc_last = 0;
