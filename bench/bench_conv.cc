@@ -16,6 +16,7 @@
 // layers; the default mode times them on NCHW, as gemm1x1). --cold evicts the caches (all but
 // the input) before each timed call.
 //
+// KILN_ISA caps kiln's ISA, and oneDNN's to match (OnednnMatchKilnIsa; the header line says which).
 // Per layer: `conv NAME threads kiln=X onednn=Y` in GFLOP/s of direct-convolution work
 // (2 * N * M * C/groups * KH * KW * OH * OW / median time), then the ratio, kiln's algorithm and
 // the largest output difference relative to max|y|. best_ratio compares the fastest run of each:
@@ -376,9 +377,10 @@ int Main(int argc, char** argv) {
   std::unique_ptr<ThreadPool> pool = std::move(pool_or.value());
   ThreadPool* tp = threads > 1 ? pool.get() : nullptr;
 
+  const std::string onednn_isa = OnednnMatchKilnIsa();
   const double peak0 = MeasureFmaPeak(1, 0.3, true);
-  std::printf("# isa=%s threads=%d %s; fma peak (1 core) %.1f GFLOP/s\n", IsaName(ActiveIsa()),
-              threads, OnednnInfo().c_str(), peak0);
+  std::printf("# isa=%s threads=%d %s (%s); fma peak (1 core) %.1f GFLOP/s\n",
+              IsaName(ActiveIsa()), threads, OnednnInfo().c_str(), onednn_isa.c_str(), peak0);
   std::printf(
       "# columns: conv NAME threads kiln=GFLOP/s onednn=GFLOP/s (medians) ratio best_ratio algo "
       "kiln_frac_peak max_rel_diff [min-max ms kiln | onednn] onednn_impl\n");

@@ -11,7 +11,8 @@
 //                   [--orient n|t] [--clock wall]
 // (1 thread is timed by thread CPU time unless --clock wall; --orient forces the normal or the
 // transposed product, default the driver's choice.)
-// KILN_ISA caps kiln's ISA as everywhere else.
+// KILN_ISA caps kiln's ISA as everywhere else, and oneDNN's to match (OnednnMatchKilnIsa; the
+// header line says which). OpenBLAS and BLIS pick their own kernels.
 #include <time.h>
 
 #include <algorithm>
@@ -128,9 +129,10 @@ int Main(int argc, char** argv) {
     }
   }
   const CpuInfo& cpu = GetCpuInfo();
-  std::printf("# kiln %s (isa %s), %s | %s | %s\n", gemm::SelectGemmUkernel().name,
+  const std::string onednn_isa = OnednnMatchKilnIsa();
+  std::printf("# kiln %s (isa %s), %s | %s | %s (%s)\n", gemm::SelectGemmUkernel().name,
               IsaName(cpu.isa), OpenblasInfo().c_str(), BlisInfo().c_str(),
-              OnednnInfo().c_str());
+              OnednnInfo().c_str(), onednn_isa.c_str());
   std::printf("# caches l1d=%zu l2=%zu l3=%zu; GFLOP/s medians of %zu rounds; OMP_WAIT_POLICY=%s "
               "OPENBLAS_THREAD_TIMEOUT=%s\n",
               cpu.l1d_bytes, cpu.l2_bytes, cpu.l3_bytes, rounds,

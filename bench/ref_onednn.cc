@@ -1,9 +1,23 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "refs.h"
 
 namespace kiln::bench {
+
+std::string OnednnCapIsa(OnednnIsa cap) {
+  if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) {
+    return "onednn isa cap from its environment";
+  }
+  if (cap == OnednnIsa::kNone) return "onednn isa uncapped";
+  const bool avx2 = cap == OnednnIsa::kAvx2;
+  const dnnl_status_t st = dnnl_set_max_cpu_isa(avx2 ? dnnl_cpu_isa_avx2 : dnnl_cpu_isa_sse41);
+  if (st != dnnl_success) return "onednn isa cap FAILED (status " + std::to_string(st) + ")";
+  return avx2 ? "onednn isa capped at avx2" : "onednn isa capped at sse41";
+}
 
 // Debian's oneDNN runs on OpenMP: its thread count is OpenMP's.
 void OnednnSetThreads(int threads) { omp_set_num_threads(threads); }

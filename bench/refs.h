@@ -15,6 +15,14 @@ void BlisSetThreads(int threads);
 void BlisSgemm(size_t m, size_t n, size_t k, const float* a, const float* b, float* c);
 std::string BlisInfo();
 
+// Caps oneDNN's ISA (before any other oneDNN call), unless ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA
+// already says; returns what holds, in words. kNone leaves it uncapped.
+enum class OnednnIsa { kNone, kAvx2, kSse41 };
+std::string OnednnCapIsa(OnednnIsa cap);
+// Where KILN_ISA caps kiln below the CPU's best level, caps oneDNN at the same vectors (AVX2:
+// dnnl_cpu_isa_avx2; scalar: SSE4.1, its lowest): a comparison of one ISA against the other's
+// widest vectors says nothing about either (isa_match.cc).
+std::string OnednnMatchKilnIsa();
 void OnednnSetThreads(int threads);
 void OnednnSgemm(size_t m, size_t n, size_t k, const float* a, const float* b, float* c);
 std::string OnednnInfo();
