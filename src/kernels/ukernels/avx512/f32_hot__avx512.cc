@@ -43,6 +43,9 @@ struct V {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), Min(a, b), a);
   }
   static T Fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  // The depthwise rows take AVX2's third window row from memory (f32_dwconv_nchwc_impl.h,
+  // kMemRow); with 32 registers this level never does, but the name must exist for the template.
+  static T FmaMem(const float* w, T b, T c) { return _mm512_fmadd_ps(_mm512_loadu_ps(w), b, c); }
   static T Fnma(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
   static T Abs(T x) { return _mm512_abs_ps(x); }
   static T CopySign(T mag, T sign) {
