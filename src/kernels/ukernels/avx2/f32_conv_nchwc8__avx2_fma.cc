@@ -16,6 +16,7 @@
 // its in_c channels in place of a block's 8.
 #include <immintrin.h>
 
+#include "kernels/ukernels/avx2/f32_clamp_tile.h"
 #include "kernels/ukernels/f32_conv.h"
 
 namespace kiln::ukernels {
@@ -81,11 +82,8 @@ template <size_t OB, size_t T, size_t kMode>
     }
   }
   // The parameters are read before the first store (a store may alias *p, and testing them per
-  // column reloaded them after each one), each step runs over the whole tile, and a clamp bound
-  // at infinity is skipped. The bounds are broadcast from *p here, after the k loop: as values
-  // known up front GCC kept them in two registers through it, and spilled accumulators.
+  // column reloaded them after each one), each step runs over the whole tile (ClampTile).
   const bool accumulate = p->accumulate != 0;
-  const float min = p->min, max = p->max;
   const size_t out_ob = p->out_ob_stride;
   if (accumulate) {
 #pragma GCC unroll 3
@@ -96,23 +94,7 @@ template <size_t OB, size_t T, size_t kMode>
       }
     }
   }
-  // The bound first: vmaxps/vminps return the second operand where either is NaN (a NaN stays).
-  if (min > -__builtin_inff()) {
-    const __m256 v = _mm256_broadcast_ss(&p->min);
-#pragma GCC unroll 3
-    for (size_t o = 0; o < OB; ++o) {
-#pragma GCC unroll 12
-      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_max_ps(v, acc[o][t]);
-    }
-  }
-  if (max < __builtin_inff()) {
-    const __m256 v = _mm256_broadcast_ss(&p->max);
-#pragma GCC unroll 3
-    for (size_t o = 0; o < OB; ++o) {
-#pragma GCC unroll 12
-      for (size_t t = 0; t < T; ++t) acc[o][t] = _mm256_min_ps(v, acc[o][t]);
-    }
-  }
+  avx2::ClampTile(acc, &p->min, &p->max);
 #pragma GCC unroll 3
   for (size_t o = 0; o < OB; ++o) {
 #pragma GCC unroll 12

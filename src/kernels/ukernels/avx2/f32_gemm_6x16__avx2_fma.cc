@@ -13,6 +13,7 @@
 // 256x196x2304 0.84-0.89 -> 0.93-0.95, 64x3136x576 0.89-0.90 -> 0.94-0.99.
 #include <immintrin.h>
 
+#include "kernels/ukernels/avx2/f32_clamp_tile.h"
 #include "kernels/ukernels/avx2/f32_transpose8x8.h"
 #include "kernels/ukernels/f32_gemm.h"
 
@@ -156,7 +157,6 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   const bool trans = params->trans_c != 0, load_c = params->load_c != 0;
   const float* bias_m = trans ? nullptr : params->bias_m;
   const float* bias_n = trans ? nullptr : params->bias_n;
-  const float lo = params->min, hi = params->max;
   // The accumulators start from the biases (the transposed store adds its own).
   __m256 bn[kVecs];
 #pragma GCC unroll 2
@@ -202,9 +202,7 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   }
 
   if (trans) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
-  // Each step over the whole tile behind one test, a clamp bound at infinity skipped. The bound
-  // is the first operand: vmaxps/vminps return the second where either is NaN, so a NaN stays
-  // NaN, as in the reference.
+  // Each step over the whole tile behind one test (ClampTile: the bounds, NaN).
   if (load_c) {
 #pragma GCC unroll 6
     for (int i = 0; i < kRows; ++i) {
@@ -214,22 +212,7 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
       }
     }
   }
-  if (lo > -__builtin_inff()) {
-    const __m256 vmin = _mm256_set1_ps(lo);
-#pragma GCC unroll 6
-    for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 2
-      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_max_ps(vmin, acc[i][v]);
-    }
-  }
-  if (hi < __builtin_inff()) {
-    const __m256 vmax = _mm256_set1_ps(hi);
-#pragma GCC unroll 6
-    for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 2
-      for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_min_ps(vmax, acc[i][v]);
-    }
-  }
+  avx2::ClampTile(acc, &params->min, &params->max);
 #pragma GCC unroll 6
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 2
