@@ -456,6 +456,32 @@ TEST(Gemm, ActivationGroupsOddShapes) {
   }
 }
 
+// Rows of a plain A that the driver packs (rows 4 KiB apart, N over 128) split into tiles as
+// evenly as the tiles allow, the panels packed at those rows (run.cc, TileRows): M one to three
+// rows past a multiple of MR, in one and several M and K blocks, both orientations (the
+// transposed one reads B^T in place, its tiles split evenly too), with an activation over
+// groups of tiles (where the packed rows keep MR-row panels) and without.
+TEST(Gemm, EvenRowTilesPackedA) {
+  for (IsaLevel isa : IsaLevels()) {
+    const GemmUkernel& uk = SelectGemmUkernel(isa);
+    for (size_t extra : {1, 2, 3}) {
+      for (Orientation orient : {Orientation::kNormal, Orientation::kTransposed}) {
+        for (bool small : {false, true}) {
+          Case tc;
+          tc.m = 2 * uk.mr + extra, tc.n = 150, tc.k = 300, tc.isa = isa, tc.orient = orient;
+          tc.pad_a = 1024 - tc.k;
+          if (small) tc.blocking = {64, uk.mr + extra, 2 * uk.nr};
+          tc.act = extra == 2 ? Activation::kSilu : Activation::kRelu;
+          tc.bias = small ? BiasKind::kPerRow : BiasKind::kPerColumn;
+          tc.accumulate = extra == 3;
+          RunCase(tc);
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 TEST(Gemm, LargeTwoThreads) {
   for (IsaLevel isa : IsaLevels()) {
     Case tc;

@@ -62,9 +62,20 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
     return false;
   }
   if (b_rows_plain && TransposedReadsInPlace(uk.nr, m)) {
+    // Of plain A, the normal product is not charged for packing B where it reads B in place
+    // (run.cc's ReadBInPlace) and the transposed tile would run one vector wide: one row of
+    // tiles (M <= MR), or long rows of whole lines under M <= one vector. Charging it there sent
+    // those products to the transposed one, whose one-vector tile read rows of B a page or more
+    // apart. Zen 5, 1 thread, median of 11 interleaved rounds, transposed -> normal: AVX-512
+    // 9x768x768 100 -> 149 GFLOP/s, 14x768x768 158 -> 226, 12x3072x768 75 -> 166, 16x768x768
+    // 179 -> 215; AVX2 4x768x768 36 -> 87. With more rows the charge stays: 24x768x768 level,
+    // 32x1024x1024 and (bench_gemm) 64x3136x576 faster transposed.
+    const bool packs_b =
+        a_prepacked || (m > uk.mr && !(m <= uk.vec && LongRowsInPlace(uk, n * sizeof(float))));
     // A tie (K = M: 64->64@56, 128->128@56) goes to the transposed product under a prepacked A:
     // 1 thread, with ReLU and a residual, 128->128@56 104 -> 108 GFLOP/s, 64->64@56 95 -> 99.
-    const double normal_cost = normal * (1.0 + kPackB / static_cast<double>(m));
+    const double normal_cost =
+        normal * (1.0 + (packs_b ? kPackB / static_cast<double>(m) : 0.0));
     return a_prepacked ? trans <= normal_cost : trans < normal_cost;
   }
   return trans < (a_prepacked ? 1.0 : 0.96) * normal;

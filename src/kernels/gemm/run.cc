@@ -187,6 +187,19 @@ std::pair<size_t, size_t> NextPanelShare(size_t t, size_t tiles, size_t kc) {
   return {(t - 1) * kc / (tiles - 1), t * kc / (tiles - 1)};
 }
 
+// The rows [r0, r1) of tile t of `tiles` over `rows` rows (tiles = ceil(rows / MR)): with
+// `even`, split as evenly as the tiles allow, 16 rows as 8 + 8 rather than 14 + 2, and 49 as 5 x
+// 5 + 4 x 6 rather than 8 x 6 + 1, whose last tile has too few accumulators to cover the FMA
+// latency (2 for 1 row at AVX2: 4 cycles a k step for a sixth of the work). Zen 5, 1 thread,
+// rows of A in place, median of 21 interleaved rounds: Winograd NCHWc 256->256 at 14x14
+// (16-tile GEMMs) 517 -> 558 GFLOP/s, 512->512 427 -> 458; Sgemm 49x512x512 235 -> 240. A
+// packed here, normal product, median of 15-21: AVX-512 15x1024x1024 95 -> 105, 29x1024x1024
+// 142 -> 158; AVX2 13x1024x1024 48-49 -> 51, 128x784x1152 90 -> 92; 256^3 and 1024^3 level.
+std::pair<size_t, size_t> TileRows(size_t t, size_t tiles, size_t rows, size_t mr, bool even) {
+  if (!even) return {t * mr, std::min(rows, (t + 1) * mr)};
+  return {t * rows / tiles, (t + 1) * rows / tiles};
+}
+
 // One block of B, rows [pc0, pc1) (one K block) of one N block, that the threads packed together
 // into NR-column panels kc * NR floats apart.
 struct SharedB {
@@ -226,6 +239,17 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
       }
       for (size_t ic = m0; ic < m1; ic += pb.mc) {
         const size_t mc = std::min(pb.mc, m1 - ic);
+        // With an activation, tiles go in groups whose rows of C are kActSpan long: along M in
+        // the transposed product (C's rows are its columns), along N otherwise. Without one
+        // the groups change nothing.
+        const bool act = last_k && pb.act;
+        const size_t i_group = act && pb.c_trans ? std::max<size_t>(1, kActSpan / mr) * mr : mc;
+        const size_t j_group =
+            act && !pb.c_trans ? std::max<size_t>(1, std::min(kActSpan, kActRegion / mc) / nr) * nr
+                               : nc;
+        // Tiles split each group's rows evenly (TileRows) where A is not prepacked; A packed
+        // here is packed at those rows, so only over one group.
+        const bool even = !pb.a.packed && (pb.rows_a || pb.in_place_a || i_group >= mc);
         const float* a_panels = a_buf;
         size_t a_stride = kc * mr, a_k = 0;
         if (pb.a.packed) {
@@ -239,24 +263,19 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
           a_panels = pb.a.p + ic * pb.a.rs + pc;
           a_stride = mr * pb.a.rs;
         } else {
+          // Panels at the even split's rows (TileRows): panel t holds tile t's rows.
           const float* src = pb.a.p + ic * pb.a.rs + pc * pb.a.cs;
-          if (pb.uk->pack_a && pb.a.cs == 1) {
-            for (size_t i = 0; i < mc; i += mr) {
-              pb.uk->pack_a(std::min(mr, mc - i), kc, src + i * pb.a.rs, pb.a.rs, mr,
-                            a_buf + i / mr * kc * mr);
+          const size_t tiles = DivUp(mc, mr);
+          for (size_t t = 0; t < tiles; ++t) {
+            const auto [r0, r1] = TileRows(t, tiles, mc, mr, even);
+            float* dst = a_buf + t * kc * mr;
+            if (pb.uk->pack_a && pb.a.cs == 1) {
+              pb.uk->pack_a(r1 - r0, kc, src + r0 * pb.a.rs, pb.a.rs, mr, dst);
+            } else {
+              PackAPanels(src + r0 * pb.a.rs, pb.a.rs, pb.a.cs, r1 - r0, kc, mr, dst, kc * mr);
             }
-          } else {
-            PackAPanels(src, pb.a.rs, pb.a.cs, mc, kc, mr, a_buf, kc * mr);
           }
         }
-        // With an activation, tiles go in groups whose rows of C are kActSpan long: along M in
-        // the transposed product (C's rows are its columns), along N otherwise. Without one
-        // the groups change nothing.
-        const bool act = last_k && pb.act;
-        const size_t i_group = act && pb.c_trans ? std::max<size_t>(1, kActSpan / mr) * mr : mc;
-        const size_t j_group =
-            act && !pb.c_trans ? std::max<size_t>(1, std::min(kActSpan, kActRegion / mc) / nr) * nr
-                               : nc;
         for (size_t jg = 0; jg < nc; jg += j_group) {
           const size_t jg_end = std::min(nc, jg + j_group);
           for (size_t jr = jg; jr < jg_end; jr += nr) {
@@ -273,25 +292,19 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
               bp = b_panels + jr / nr * b_stride;
             }
             const bool spread = spread_b && ic == m0 && jr + nr < nc;
-            // Rows of A read in place (rows_a) split into tiles evenly: 16 rows as 8 + 8, not
-            // 14 + 2, whose 2-row tile has too few accumulators to cover the FMA latency. Zen 5,
-            // 1 thread, median of 21 interleaved rounds: Winograd NCHWc 256->256 at 14x14
-            // (16-tile GEMMs) 517 -> 558 GFLOP/s, 512->512 427 -> 458; Sgemm 49x512x512 235 ->
-            // 240; the bench_gemm shapes level (within 0.6%).
-            const bool even = pb.rows_a && !spread;
             for (size_t ig = 0; ig < mc; ig += i_group) {
               const size_t ig_end = std::min(mc, ig + i_group), tiles = DivUp(ig_end - ig, mr);
               for (size_t t = 0; t < tiles; ++t) {
-                const size_t ir = even ? ig + t * (ig_end - ig) / tiles : ig + t * mr;
-                const size_t rows =
-                    even ? ig + (t + 1) * (ig_end - ig) / tiles - ir : std::min(mr, ig_end - ir);
-                const float* ap =
-                    pb.rows_a ? a_panels + ir * pb.a.rs : a_panels + ir / mr * a_stride;
-                const auto [r0, r1] = spread ? NextPanelShare(ir / mr, DivUp(mc, mr), kc)
+                const auto [r0, r1] = TileRows(t, tiles, ig_end - ig, mr, even);
+                const size_t ir = ig + r0, rows = r1 - r0;
+                const float* ap = pb.rows_a     ? a_panels + ir * pb.a.rs
+                                  : pb.in_place_a ? a_panels + ir
+                                  : a_panels + (ig / mr + t) * a_stride;
+                const auto [p0, p1] = spread ? NextPanelShare(ig / mr + t, DivUp(mc, mr), kc)
                                              : std::pair<size_t, size_t>{0, 0};
                 RunTile(pb, kc, ap, a_k, bp, ldb, ic + ir, rows, jc + jr, first_k, last_k,
                         jc == n0 && jr == 0, direct_b && ic == m0 && ir == 0,
-                        r1 > r0 ? bp + nr + r0 * ldb : nullptr, r1 - r0);
+                        p1 > p0 ? bp + nr + p0 * ldb : nullptr, p1 - p0);
               }
               if (act && pb.c_trans) {
                 ActRegion(pb, ic + ig, ic + ig_end, jc + jr, jc + std::min(jr + nr, nc));
