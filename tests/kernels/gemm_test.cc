@@ -599,7 +599,8 @@ TEST(Gemm, BadArgumentsAreErrors) {
 // Each microkernel on its own, for every tile size up to MR x NR, with B read in place through
 // ldb (not packed) and exact-size buffers: nothing outside C[0:mr, 0:nr] or B's nr columns may be
 // touched (ASan turns an over-read or over-write into a failure). A is packed, read in place by
-// k (a_stride), or, where the kernel can, read in place by rows (a_rows).
+// k (a_stride), or, where the kernel can, read in place by rows (a_rows); where it can, the
+// kernel also packs the rows of B it reads (pack_b).
 TEST(GemmUkernels, EveryTileSizeInPlaceB) {
   std::mt19937 rng(kSeed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -638,7 +639,18 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
             p.first_pass = kc == 5 ? 1 : 0;
             p.prefetch_b = kc == 1 ? b.data() + nr : nullptr;
             p.prefetch_b_rows = kc;
+            // A kernel that packs the rows it reads (fused_pack_b) does so on odd row counts:
+            // exactly kc x NR floats, B's nr columns then zeros.
+            std::vector<float> packed(kc * row.nr, std::numeric_limits<float>::quiet_NaN());
+            const bool pack = row.fused_pack_b && mr % 2 == 1;
+            p.pack_b = pack ? packed.data() : nullptr;
             row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
+            for (size_t k = 0; pack && k < kc; ++k) {
+              for (size_t j = 0; j < row.nr; ++j) {
+                ASSERT_EQ(packed[k * row.nr + j], j < nr ? b[k * ldb + j] : 0.0f)
+                    << "packed B, mr=" << mr << " nr=" << nr << " k=" << k << " j=" << j;
+              }
+            }
             for (size_t i = 0; i < mr; ++i) {
               for (size_t j = 0; j < nr; ++j) {
                 const size_t at = trans ? j * ldc + i : i * ldc + j;

@@ -92,7 +92,8 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
 // B panel for the tile to pull into L2.
 void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const float* bp,
              size_t ldb, size_t i, size_t rows, size_t j, bool first_k, bool last_k,
-             bool first_use, bool first_b, const float* next_b, size_t next_rows) {
+             bool first_use, bool first_b, const float* next_b, size_t next_rows,
+             float* pack_b = nullptr) {
   const GemmUkernel& uk = *pb.uk;
   const size_t mr = rows, nr = std::min(uk.nr, pb.n - j);
   float* c = pb.c_trans ? pb.c + j * pb.ldc + i : pb.c + i * pb.ldc + j;
@@ -104,6 +105,7 @@ void RunTile(const Problem& pb, size_t kc, const float* ap, size_t a_k, const fl
   params.first_pass = first_b ? 1 : 0;
   params.prefetch_b = next_b;
   params.prefetch_b_rows = next_rows;
+  params.pack_b = pack_b;
   params.load_c = (!first_k || pb.accumulate) ? 1 : 0;
   params.min = last_k ? pb.min : -kInf;
   params.max = last_k ? pb.max : kInf;
@@ -200,6 +202,19 @@ std::pair<size_t, size_t> TileRows(size_t t, size_t tiles, size_t rows, size_t m
   return {t * rows / tiles, (t + 1) * rows / tiles};
 }
 
+// Whether RunSlab's packing of plain B (contiguous rows) rides on the first tile of each panel
+// (GemmUkernel::fused_pack_b): that tile reads the panel's rows in place and stores them packed
+// for the panel's other tiles, instead of a pass over all of B before the tiles (the pass's
+// reads of B missed in L1 on every row, and its writes took store slots the FMA-bound tile
+// leaves free). Zen 5, 1 thread, median of 21 interleaved rounds, pass -> fused: AVX2 256^3
+// 103 -> 106 GFLOP/s, 512^3 105 -> 106; AVX-512 512^3 201 -> 208; bench_gemm, two
+// alternating runs, AVX-512 1024^3 0.96 -> 1.00 of oneDNN; the other shapes level (they read B
+// in place or transposed). Not for a transposed B (the ISA's transposing packer), nor the
+// threads' shared packing (RunSharedB).
+bool FusesPackB(const Problem& pb, const void* shared, bool direct_b) {
+  return pb.uk->fused_pack_b && !shared && !pb.b.packed && !direct_b && pb.b.cs == 1;
+}
+
 // One block of B, rows [pc0, pc1) (one K block) of one N block, that the threads packed together
 // into NR-column panels kc * NR floats apart.
 struct SharedB {
@@ -218,6 +233,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
   const bool direct_b = !shared && ReadBInPlace(pb, m1 - m0);
   const bool spread_b = direct_b && BFromMemory(pb.k, pb.n);
   const bool lazy_b = !shared && !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
+  const bool fuse_b = FusesPackB(pb, shared, direct_b);
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
   float* b_buf =
@@ -235,7 +251,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
         b_panels = pb.b.packed + jc / nr * (pb.k * nr) + pc * nr;
         b_stride = pb.k * nr;
       } else if (!lazy_b && !direct_b) {
-        PackB(pb, pb.b.p + pc * pb.b.rs + jc * pb.b.cs, kc, nc, b_buf);
+        if (!fuse_b) PackB(pb, pb.b.p + pc * pb.b.rs + jc * pb.b.cs, kc, nc, b_buf);
       }
       for (size_t ic = m0; ic < m1; ic += pb.mc) {
         const size_t mc = std::min(pb.mc, m1 - ic);
@@ -286,7 +302,9 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
               ldb = pb.b.rs;
             } else if (lazy_b) {
               const size_t j = jc + jr;
-              PackB(pb, pb.b.p + pc * pb.b.rs + j * pb.b.cs, kc, std::min(nr, n1 - j), b_buf);
+              if (!fuse_b) {
+                PackB(pb, pb.b.p + pc * pb.b.rs + j * pb.b.cs, kc, std::min(nr, n1 - j), b_buf);
+              }
               bp = b_buf;
             } else {
               bp = b_panels + jr / nr * b_stride;
@@ -302,6 +320,13 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
                                   : a_panels + (ig / mr + t) * a_stride;
                 const auto [p0, p1] = spread ? NextPanelShare(ig / mr + t, DivUp(mc, mr), kc)
                                              : std::pair<size_t, size_t>{0, 0};
+                if (fuse_b && ic == m0 && ir == 0) {
+                  // The panel's first tile reads B in place and packs it for the others.
+                  RunTile(pb, kc, ap, a_k, pb.b.p + pc * pb.b.rs + jc + jr, pb.b.rs, ic + ir,
+                          rows, jc + jr, first_k, last_k, jc == n0 && jr == 0, true, nullptr, 0,
+                          b_buf + (lazy_b ? 0 : jr / nr * b_stride));
+                  continue;
+                }
                 RunTile(pb, kc, ap, a_k, bp, ldb, ic + ir, rows, jc + jr, first_k, last_k,
                         jc == n0 && jr == 0, direct_b && ic == m0 && ir == 0,
                         p1 > p0 ? bp + nr + p0 * ldb : nullptr, p1 - p0);

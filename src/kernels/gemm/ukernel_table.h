@@ -34,6 +34,10 @@ struct GemmUkernel {
   bool a_rows;
   // The widest N (columns of C) for which the driver has it do so (run.cc, RowsInPlace).
   size_t a_rows_max_n;
+  // Whether the microkernel packs the rows of plain B it reads in place
+  // (F32GemmTileParams::pack_b), so that the driver's B packing rides on the first tile of
+  // each panel (run.cc, FusesPackB).
+  bool fused_pack_b = false;
   // kOther: the ISA's general row. Otherwise a variant of the row before it (same ISA, MR and
   // NR) tuned for this microarchitecture, chosen there instead of it.
   Uarch uarch = Uarch::kOther;

@@ -43,6 +43,10 @@ struct F32GemmTileParams {
   // while it runs, up to prefetch_b_rows of them from there. A hint only.
   const float* prefetch_b;
   size_t prefetch_b_rows;
+  // Null, or (kernels whose table row has fused_pack_b set) where the tile, reading plain B in
+  // place (rows ldb apart), stores the rows it reads as a packed panel: pack_b[k * NR + j] for
+  // k < kc, zero for j >= nr. The driver's B packing, fused into the first tile on each panel.
+  float* pack_b;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where

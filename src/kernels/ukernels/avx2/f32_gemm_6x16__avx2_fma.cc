@@ -100,13 +100,16 @@ template <int kRows, bool kL2>
 
 // The k loop. kMode: kPanel (a packed panel, or an A read in place with its k values a_stride
 // apart: the transposed product's B^T), kRowsA (rows of A read in place, a[i * lda + k]).
-// kPrefetchB: B is read in place (its rows ldb apart), fetched kPrefetchK rows ahead.
+// kPrefetchB: B is read in place (its rows ldb apart), fetched kPrefetchK rows ahead. kPack:
+// each row of B read is also stored to `pack`, 16 floats a k (F32GemmTileParams::pack_b): two
+// stores a k step beside 12 FMAs, where the driver's separate packing pass read and wrote all
+// of B once more.
 enum class AMode { kPanel, kRowsA };
 
-template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB>
+template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB, bool kPack = false>
 [[gnu::always_inline]] inline void KLoop(__m256 (&acc)[kRows][kVecs], size_t kc, const float* a,
                                          size_t as, bool prefetch_a, const float* b, size_t ldb,
-                                         __m256i last) {
+                                         __m256i last, float* pack = nullptr) {
   // Rows of A in place: two row pointers and the stride (row i: base + (i % 3) * stride).
   const size_t rs = as * sizeof(float);
   const char* r0 = reinterpret_cast<const char*>(a);
@@ -115,6 +118,11 @@ template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB>
     __m256 bv[kVecs];
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) bv[v] = Load<kPartial>(b + 8 * v, v, kVecs, last);
+    if constexpr (kPack) {
+      _mm256_storeu_ps(pack, bv[0]);
+      _mm256_storeu_ps(pack + 8, kVecs == 2 ? bv[kVecs - 1] : _mm256_setzero_ps());
+      pack += 2 * 8;
+    }
     if constexpr (kPrefetchB) {
       _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetchK * ldb), _MM_HINT_T0);
       if constexpr (kVecs == 2) {
@@ -182,7 +190,15 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   }
   const bool in_place_b = ldb != 16;
   const bool prefetch_a = params->prefetch_a != 0;
-  if (params->a_rows) {
+  if (float* pack = params->pack_b; pack) {
+    if (params->a_rows) {
+      KLoop<kRows, kVecs, kPartial, AMode::kRowsA, true, true>(acc, kc, a, params->a_rows, false,
+                                                               b, ldb, last, pack);
+    } else {
+      KLoop<kRows, kVecs, kPartial, AMode::kPanel, true, true>(
+          acc, kc, a, params->a_stride ? params->a_stride : kMr, prefetch_a, b, ldb, last, pack);
+    }
+  } else if (params->a_rows) {
     if (in_place_b) {
       KLoop<kRows, kVecs, kPartial, AMode::kRowsA, true>(acc, kc, a, params->a_rows, false, b,
                                                          ldb, last);

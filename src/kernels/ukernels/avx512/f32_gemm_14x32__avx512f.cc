@@ -114,13 +114,23 @@ template <int kVecs, bool kFar>
   }
 }
 
+// A row of B read in place, stored as a row of its packed panel (F32GemmTileParams::pack_b):
+// two stores a k step beside 28 FMAs, where the driver's separate packing pass read and wrote
+// all of B once more. Returns the next row's place.
+template <int kVecs>
+[[gnu::always_inline]] inline float* Pack(const __m512 (&bv)[kVecs], float* pack) {
+  _mm512_storeu_ps(pack, bv[0]);
+  _mm512_storeu_ps(pack + 16, kVecs == 2 ? bv[kVecs - 1] : _mm512_setzero_ps());
+  return pack + 32;
+}
+
 // The k loop over an A read in place from its rows (a[i * lda + k]): no packing at all, which
 // for a narrow B (N = 128: each A value serves 4 tiles) cost as much as the gap to oneDNN.
-template <int kRows, int kVecs, bool kFar, bool kEmbed>
+template <int kRows, int kVecs, bool kFar, bool kEmbed, bool kPack = false>
 [[gnu::always_inline]] inline void RowsInPlaceK(__m512 (&acc)[kRows][kVecs], size_t kc,
                                                 const float* a, size_t lda, const float* b,
                                                 size_t ldb, const __mmask16 (&masks)[2],
-                                                FarB far) {
+                                                FarB far, float* pack = nullptr) {
   constexpr int kGroups = (kRows + 2) / 3;
   const size_t rs = lda * sizeof(float);
   const char* p[kGroups];
@@ -131,6 +141,7 @@ template <int kRows, int kVecs, bool kFar, bool kEmbed>
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_maskz_loadu_ps(masks[v], b + 16 * v);
     PrefetchB<kVecs, kFar>(b, ldb, k, far);
+    if constexpr (kPack) pack = Pack<kVecs>(bv, pack);
 #pragma GCC unroll 14
     for (int i = 0; i < kRows; ++i) {
       // Row i's value: p[i / 3] plus 0, 1 or 2 row strides, one x86 address (base + index x 1
@@ -165,16 +176,18 @@ template <int kRows, bool kL2>
 
 // The k loop over packed A panels (as = MR), or an A read in place with its k values as floats
 // apart (a_stride: the transposed product's B^T).
-template <int kRows, int kVecs, bool kFar, bool kEmbed>
+template <int kRows, int kVecs, bool kFar, bool kEmbed, bool kPack = false>
 [[gnu::always_inline]] inline void PanelK(__m512 (&acc)[kRows][kVecs], size_t kc, const float* a,
                                           size_t as, bool in_place_a, bool prefetch_a,
                                           const float* b, size_t ldb,
-                                          const __mmask16 (&masks)[2], FarB far) {
+                                          const __mmask16 (&masks)[2], FarB far,
+                                          float* pack = nullptr) {
   for (size_t k = 0; k < kc; ++k) {
     __m512 bv[kVecs];
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) bv[v] = _mm512_maskz_loadu_ps(masks[v], b + 16 * v);
     PrefetchB<kVecs, kFar>(b, ldb, k, far);
+    if constexpr (kPack) pack = Pack<kVecs>(bv, pack);
     // The rows of an A read in place (a_stride) are fetched ahead too: kRows floats, one or two
     // lines per k.
     if (in_place_a) {
@@ -241,7 +254,15 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   FarB far{params->prefetch_b, params->prefetch_b_rows};
   if (params->first_pass) far = FarB{b + kPrefetchFarK * ldb, kc};
   const bool far_b = far.p != nullptr;  // the k loop pulls rows of B into L2 from far.p
-  if (params->a_rows) {
+  if (float* pack = params->pack_b; pack) {
+    if (params->a_rows) {
+      RowsInPlaceK<kRows, kVecs, true, kEmbed, true>(acc, kc, a, params->a_rows, b, ldb, masks,
+                                                     far, pack);
+    } else {
+      PanelK<kRows, kVecs, true, kEmbed, true>(acc, kc, a, as, in_place_a, prefetch_a, b, ldb,
+                                               masks, far, pack);
+    }
+  } else if (params->a_rows) {
     if (far_b) {
       RowsInPlaceK<kRows, kVecs, true, kEmbed>(acc, kc, a, params->a_rows, b, ldb, masks, far);
     } else {
