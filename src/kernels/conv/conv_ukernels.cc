@@ -6,7 +6,7 @@ namespace {
 constexpr ConvNchwcUkernel kTable[] = {
     {"f32_conv_nchwc8__scalar", IsaLevel::kScalar, 8, 2, ukernels::f32_conv_nchwc8__scalar},
     {"f32_conv_nchwc8__avx2_fma", IsaLevel::kAvx2, 8, 2, ukernels::f32_conv_nchwc8__avx2_fma, 6, 4,
-     0, 3, 3},
+     0, 3, 3, true},
     {"f32_conv_nchwc16__avx512f", IsaLevel::kAvx512, 16, 2, ukernels::f32_conv_nchwc16__avx512f, 12, 4,
      4, 3},
 };

@@ -30,6 +30,9 @@ struct ConvNchwcUkernel {
   // Nonzero: on a 1x1 over pixels in calls of 2 blocks, an odd count of blocks leads with one
   // call of this many instead of ending with a lone block (see BlockGroups).
   size_t odd_lead_blocks = 0;
+  // Whether the microkernel cuts a row evenly itself (F32ConvNchwcParams::even_cut), so that the
+  // driver's equal cut of a run with the same taps is one call.
+  bool even_cut = false;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -51,6 +51,11 @@ struct F32ConvNchwcParams {
   size_t prefetch_blocks;
   uint32_t accumulate;  // nonzero: add to the output's contents
   float min, max;       // clamp applied last
+  // Nonzero (kernels whose table row has even_cut set; others may ignore it, as the cut changes
+  // no result): the ow columns go in ceil(ow / T) tiles of near-equal width, tile i ending at
+  // ow * (i + 1) / tiles, where T is the tile width for oc_blocks, rather than whole tiles and
+  // then the remainder.
+  uint32_t even_cut;
 };
 
 using F32ConvNchwcFn = void (*)(const F32ConvNchwcParams* params);
