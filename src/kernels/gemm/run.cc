@@ -211,7 +211,7 @@ std::pair<size_t, size_t> TileRows(size_t t, size_t tiles, size_t rows, size_t m
 // alternating runs, AVX-512 1024^3 0.96 -> 1.00 of oneDNN; the other shapes level (they read B
 // in place or transposed). Not for a transposed B (the ISA's transposing packer), nor the
 // threads' shared packing (RunSharedB).
-bool FusesPackB(const Problem& pb, const void* shared, bool direct_b) {
+bool FusesPackB(const Problem& pb, bool shared, bool direct_b) {
   return pb.uk->fused_pack_b && !shared && !pb.b.packed && !direct_b && pb.b.cs == 1;
 }
 
@@ -233,7 +233,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
   const bool direct_b = !shared && ReadBInPlace(pb, m1 - m0);
   const bool spread_b = direct_b && BFromMemory(pb.k, pb.n);
   const bool lazy_b = !shared && !pb.b.packed && !direct_b && m1 - m0 <= pb.mc;
-  const bool fuse_b = FusesPackB(pb, shared, direct_b);
+  const bool fuse_b = FusesPackB(pb, shared != nullptr, direct_b);
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
   float* b_buf =
@@ -320,16 +320,13 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
                                   : a_panels + (ig / mr + t) * a_stride;
                 const auto [p0, p1] = spread ? NextPanelShare(ig / mr + t, DivUp(mc, mr), kc)
                                              : std::pair<size_t, size_t>{0, 0};
-                if (fuse_b && ic == m0 && ir == 0) {
-                  // The panel's first tile reads B in place and packs it for the others.
-                  RunTile(pb, kc, ap, a_k, pb.b.p + pc * pb.b.rs + jc + jr, pb.b.rs, ic + ir,
-                          rows, jc + jr, first_k, last_k, jc == n0 && jr == 0, true, nullptr, 0,
-                          b_buf + (lazy_b ? 0 : jr / nr * b_stride));
-                  continue;
-                }
-                RunTile(pb, kc, ap, a_k, bp, ldb, ic + ir, rows, jc + jr, first_k, last_k,
-                        jc == n0 && jr == 0, direct_b && ic == m0 && ir == 0,
-                        p1 > p0 ? bp + nr + p0 * ldb : nullptr, p1 - p0);
+                // The panel's first tile reads B in place and packs it for the others.
+                const bool packs = fuse_b && ic == m0 && ir == 0;
+                RunTile(pb, kc, ap, a_k, packs ? pb.b.p + pc * pb.b.rs + jc + jr : bp,
+                        packs ? pb.b.rs : ldb, ic + ir, rows, jc + jr, first_k, last_k,
+                        jc == n0 && jr == 0, (direct_b || packs) && ic == m0 && ir == 0,
+                        p1 > p0 ? bp + nr + p0 * ldb : nullptr, p1 - p0,
+                        packs ? b_buf + (lazy_b ? 0 : jr / nr * b_stride) : nullptr);
               }
               if (act && pb.c_trans) {
                 ActRegion(pb, ic + ig, ic + ig_end, jc + jr, jc + std::min(jr + nr, nc));

@@ -255,6 +255,8 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
   if (params->first_pass) far = FarB{b + kPrefetchFarK * ldb, kc};
   const bool far_b = far.p != nullptr;  // the k loop pulls rows of B into L2 from far.p
   if (float* pack = params->pack_b; pack) {
+    // The packing tile is the first to read its rows of B: it fetches them far ahead as well.
+    if (!far_b) far = FarB{b + kPrefetchFarK * ldb, kc};
     if (params->a_rows) {
       RowsInPlaceK<kRows, kVecs, true, kEmbed, true>(acc, kc, a, params->a_rows, b, ldb, masks,
                                                      far, pack);
