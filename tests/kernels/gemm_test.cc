@@ -600,7 +600,7 @@ TEST(Gemm, BadArgumentsAreErrors) {
 // ldb (not packed) and exact-size buffers: nothing outside C[0:mr, 0:nr] or B's nr columns may be
 // touched (ASan turns an over-read or over-write into a failure). A is packed, read in place by
 // k (a_stride), or, where the kernel can, read in place by rows (a_rows); where it can, the
-// kernel also packs the rows of B it reads (pack_b).
+// kernel also packs the rows of B it reads (pack_b) and the rows of A it reads (pack_a).
 TEST(GemmUkernels, EveryTileSizeInPlaceB) {
   std::mt19937 rng(kSeed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -644,11 +644,26 @@ TEST(GemmUkernels, EveryTileSizeInPlaceB) {
             std::vector<float> packed(kc * row.nr, std::numeric_limits<float>::quiet_NaN());
             const bool pack = row.fused_pack_b && mr % 2 == 1;
             p.pack_b = pack ? packed.data() : nullptr;
+            // One that packs the rows of A it reads in place (fused_pack_a) does so on even
+            // column counts: a[i * lda + k] at k * MR + i for i < mr, nothing else written.
+            std::vector<float> packed_a(kc * row.mr, std::numeric_limits<float>::quiet_NaN());
+            const bool pack_a = by_rows && row.fused_pack_a && nr % 2 == 0;
+            p.pack_a = pack_a ? packed_a.data() : nullptr;
             row.gemm(mr, nr, kc, a.data(), b.data(), ldb, c.data(), ldc, &p);
             for (size_t k = 0; pack && k < kc; ++k) {
               for (size_t j = 0; j < row.nr; ++j) {
                 ASSERT_EQ(packed[k * row.nr + j], j < nr ? b[k * ldb + j] : 0.0f)
                     << "packed B, mr=" << mr << " nr=" << nr << " k=" << k << " j=" << j;
+              }
+            }
+            for (size_t k = 0; pack_a && k < kc; ++k) {
+              for (size_t i = 0; i < row.mr; ++i) {
+                const float got = packed_a[k * row.mr + i];
+                if (i < mr) {
+                  ASSERT_EQ(got, a[i * ars + k]) << "packed A, mr=" << mr << " k=" << k;
+                } else {
+                  ASSERT_TRUE(std::isnan(got)) << "packed A past mr=" << mr << " k=" << k;
+                }
               }
             }
             for (size_t i = 0; i < mr; ++i) {

@@ -18,18 +18,18 @@ constexpr size_t kAvx2RowsMaxN = 128;
 
 constexpr GemmUkernel kTable[] = {
     // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, a_rows,
-    // a_rows_max_n, fused_pack_b, uarch
+    // a_rows_max_n, fused_pack_b, fused_pack_a, uarch
     {"f32_gemm_4x8__scalar", IsaLevel::kScalar, 4, 8, f32_gemm_4x8__scalar, f32_gemv__scalar,
      nullptr, f32_vsilu__scalar, f32_vhswish__scalar, f32_vgelu__scalar, 0, 0, false, 0},
     {"f32_gemm_6x16__avx2_fma", IsaLevel::kAvx2, 6, 16, f32_gemm_6x16__avx2_fma,
      f32_gemv__avx2_fma, f32_packa__avx2, f32_vsilu__avx2, f32_vhswish__avx2, f32_vgelu__avx2, 8,
-     8, true, kAvx2RowsMaxN, true},
+     8, true, kAvx2RowsMaxN, true, true},
     {"f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, true, kAnyN, true, Uarch::kOther},
+     f32_vgelu__avx512, 16, 8, true, kAnyN, true, false, Uarch::kOther},
     {"f32_gemm_14x32__avx512f_zen4", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f_zen4,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, true, kAnyN, true, Uarch::kZen4},
+     f32_vgelu__avx512, 16, 8, true, kAnyN, true, false, Uarch::kZen4},
 };
 
 // ISA levels never go down, start at scalar, and a variant follows a general row of its ISA

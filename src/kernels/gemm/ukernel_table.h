@@ -38,6 +38,9 @@ struct GemmUkernel {
   // (F32GemmTileParams::pack_b), so that the driver's B packing rides on the first tile of
   // each panel (run.cc, FusesPackB).
   bool fused_pack_b = false;
+  // The same for A (F32GemmTileParams::pack_a): the first tile on each row panel reads plain A
+  // row by row in place and packs it for the others (run.cc, FusesPackA).
+  bool fused_pack_a = false;
   // kOther: the ISA's general row. Otherwise a variant of the row before it (same ISA, MR and
   // NR) tuned for this microarchitecture, chosen there instead of it.
   Uarch uarch = Uarch::kOther;

@@ -47,6 +47,11 @@ struct F32GemmTileParams {
   // place (rows ldb apart), stores the rows it reads as a packed panel: pack_b[k * NR + j] for
   // k < kc, zero for j >= nr. The driver's B packing, fused into the first tile on each panel.
   float* pack_b;
+  // Null, or (kernels whose table row has fused_pack_a set; a_rows is then nonzero) where the
+  // tile, reading rows of plain A in place, stores the values it reads as a packed panel:
+  // pack_a[k * MR + i] for i < mr (rows past mr are left as they are). The driver's A packing,
+  // fused into the first tile on each row panel.
+  float* pack_a;
 };
 
 // C[0:mr, 0:nr] (row stride ldc floats) = op(C) + A * B, then the tile epilogue, where

@@ -103,13 +103,16 @@ template <int kRows, bool kL2>
 // kPrefetchB: B is read in place (its rows ldb apart), fetched kPrefetchK rows ahead. kPack:
 // each row of B read is also stored to `pack`, 16 floats a k (F32GemmTileParams::pack_b): two
 // stores a k step beside 12 FMAs, where the driver's separate packing pass read and wrote all
-// of B once more.
+// of B once more. kPackA (rows of A in place only): each A value read is also stored to
+// `pack_a`, a panel of kMr floats a k (F32GemmTileParams::pack_a), the driver's A packing.
 enum class AMode { kPanel, kRowsA };
 
-template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB, bool kPack = false>
+template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB, bool kPack,
+          bool kPackA>
 [[gnu::always_inline]] inline void KLoop(__m256 (&acc)[kRows][kVecs], size_t kc, const float* a,
                                          size_t as, bool prefetch_a, const float* b, size_t ldb,
-                                         __m256i last, float* pack = nullptr) {
+                                         __m256i last, float* pack, float* pack_a) {
+  static_assert(!kPackA || kMode == AMode::kRowsA);
   // Rows of A in place: two row pointers and the stride (row i: base + (i % 3) * stride).
   const size_t rs = as * sizeof(float);
   const char* r0 = reinterpret_cast<const char*>(a);
@@ -141,9 +144,11 @@ template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB, boo
         ai = a + i;
       }
       const __m256 av = _mm256_broadcast_ss(ai);
+      if constexpr (kPackA) _mm_store_ss(pack_a + i, _mm256_castps256_ps128(av));
 #pragma GCC unroll 2
       for (int v = 0; v < kVecs; ++v) acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
     }
+    if constexpr (kPackA) pack_a += kMr;
     if constexpr (kMode == AMode::kRowsA) {
       r0 += sizeof(float);
       r3 += sizeof(float);
@@ -151,6 +156,24 @@ template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB, boo
       a += as;
     }
     b += ldb;
+  }
+}
+
+// The k loop for B's three forms: read in place and packed (pack, F32GemmTileParams::pack_b),
+// read in place (rows ldb apart), or a packed panel (ldb = 16).
+template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPackA>
+[[gnu::always_inline]] inline void KLoopB(__m256 (&acc)[kRows][kVecs], size_t kc, const float* a,
+                                          size_t as, bool prefetch_a, const float* b, size_t ldb,
+                                          __m256i last, float* pack, float* pack_a) {
+  if (pack) {
+    KLoop<kRows, kVecs, kPartial, kMode, true, true, kPackA>(acc, kc, a, as, prefetch_a, b, ldb,
+                                                             last, pack, pack_a);
+  } else if (ldb != 16) {
+    KLoop<kRows, kVecs, kPartial, kMode, true, false, kPackA>(acc, kc, a, as, prefetch_a, b, ldb,
+                                                              last, nullptr, pack_a);
+  } else {
+    KLoop<kRows, kVecs, kPartial, kMode, false, false, kPackA>(acc, kc, a, as, prefetch_a, b,
+                                                               ldb, last, nullptr, pack_a);
   }
 }
 
@@ -188,33 +211,17 @@ void Tile(size_t nr, size_t kc, const float* a, const float* b, size_t ldb, floa
       PrefetchC<kRows, true>(c, ldc, nr);
     }
   }
-  const bool in_place_b = ldb != 16;
-  const bool prefetch_a = params->prefetch_a != 0;
-  if (float* pack = params->pack_b; pack) {
-    if (params->a_rows) {
-      KLoop<kRows, kVecs, kPartial, AMode::kRowsA, true, true>(acc, kc, a, params->a_rows, false,
-                                                               b, ldb, last, pack);
-    } else {
-      KLoop<kRows, kVecs, kPartial, AMode::kPanel, true, true>(
-          acc, kc, a, params->a_stride ? params->a_stride : kMr, prefetch_a, b, ldb, last, pack);
-    }
+  float* pack_b = params->pack_b;
+  if (params->a_rows && params->pack_a) {
+    KLoopB<kRows, kVecs, kPartial, AMode::kRowsA, true>(acc, kc, a, params->a_rows, false, b, ldb,
+                                                        last, pack_b, params->pack_a);
   } else if (params->a_rows) {
-    if (in_place_b) {
-      KLoop<kRows, kVecs, kPartial, AMode::kRowsA, true>(acc, kc, a, params->a_rows, false, b,
-                                                         ldb, last);
-    } else {
-      KLoop<kRows, kVecs, kPartial, AMode::kRowsA, false>(acc, kc, a, params->a_rows, false, b,
-                                                          ldb, last);
-    }
+    KLoopB<kRows, kVecs, kPartial, AMode::kRowsA, false>(acc, kc, a, params->a_rows, false, b,
+                                                         ldb, last, pack_b, nullptr);
   } else {
-    const size_t as = params->a_stride ? params->a_stride : kMr;
-    if (in_place_b) {
-      KLoop<kRows, kVecs, kPartial, AMode::kPanel, true>(acc, kc, a, as, prefetch_a, b, ldb,
-                                                         last);
-    } else {
-      KLoop<kRows, kVecs, kPartial, AMode::kPanel, false>(acc, kc, a, as, prefetch_a, b, ldb,
-                                                          last);
-    }
+    KLoopB<kRows, kVecs, kPartial, AMode::kPanel, false>(
+        acc, kc, a, params->a_stride ? params->a_stride : kMr, params->prefetch_a != 0, b, ldb,
+        last, pack_b, nullptr);
   }
 
   if (trans) return StoreTransposed<kRows, kVecs>(acc, nr, c, ldc, params);
