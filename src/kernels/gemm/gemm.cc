@@ -36,7 +36,8 @@ const char* ActivationName(Activation act) {
 // cost no lanes either way. (On Zen 4 a masked zmm FMA costs a whole one, so this holds for its
 // double-pumped AVX-512 too.) b_rows_plain: B is plain with contiguous rows, so the normal
 // product packs it panel by panel, each panel serving only M rows (about kPackB / M of the
-// work), while the transposed one reads it in place when M <= kInPlaceMaxColumns. Measured,
+// work), while the transposed one reads it in place when M <= kInPlaceMaxColumns but packs
+// A^T (uk.trans_pack_a lanes per element of A, fitted per ISA in ukernel_table.cc). Measured,
 // 1 thread: 1x1 convolutions with 32..128 output channels over 14x14..56x56 pixels ran 10-15%
 // faster transposed (bench_conv 192to32@28 0.83 -> 0.98 of oneDNN, 384to64@14 0.84 -> 0.99),
 // and 16x12544x32 73 -> 88 GFLOP/s; 96x12544x16 was no faster (its short K pays the stores).
@@ -61,6 +62,10 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
       LongRowsInPlace(uk, n * sizeof(float))) {
     return false;
   }
+  // Of plain A, the transposed product packs A^T through the transposing packer, where the
+  // normal one reads A's rows in place or packs them on its first tiles (run.cc, RowsInPlace
+  // and FusesPackA).
+  const double pack_at = static_cast<double>(uk.trans_pack_a) * static_cast<double>(m);
   if (b_rows_plain && TransposedReadsInPlace(uk.nr, m)) {
     // Of plain A, the normal product is not charged for packing B where it reads B in place
     // (run.cc's ReadBInPlace) and the transposed tile would run one vector wide: one row of
@@ -76,9 +81,9 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
     // 1 thread, with ReLU and a residual, 128->128@56 104 -> 108 GFLOP/s, 64->64@56 95 -> 99.
     const double normal_cost =
         normal * (1.0 + (packs_b ? kPackB / static_cast<double>(m) : 0.0));
-    return a_prepacked ? trans <= normal_cost : trans < normal_cost;
+    return a_prepacked ? trans <= normal_cost : trans + pack_at < normal_cost;
   }
-  return trans < (a_prepacked ? 1.0 : 0.96) * normal;
+  return a_prepacked ? trans < normal : trans + pack_at < 0.96 * normal;
 }
 
 Status CheckLd(const char* what, size_t ld, size_t need) {

@@ -30,6 +30,9 @@ struct GemmUkernel {
   // full tile (14x32: ~64 shuffles per 16 columns over 28 FMA cycles per k; 6x16: 24 shuffles
   // and 8 narrow stores per 8 columns over 6 cycles per k).
   size_t trans_k;
+  // What the transposed product of plain operands pays to pack B' = A^T through the transposing
+  // packer, in multiply-add lanes of a tile per element of A (gemm.cc, PreferTransposed).
+  size_t trans_pack_a;
   // Whether the microkernel reads A in place row by row (F32GemmTileParams::a_rows).
   bool a_rows;
   // The widest N (columns of C) for which the driver has it do so (run.cc, RowsInPlace).
