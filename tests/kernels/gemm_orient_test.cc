@@ -43,7 +43,9 @@ TEST(GemmOrientation, Avx2KeepsMeasuredChoices) {
                                             {1024, 13, 1152, false},
                                             {64, 3136, 576, true},
                                             {128, 784, 1152, true},
-                                            {32, 100, 2304, true}});
+                                            {32, 100, 2304, true},
+                                            {24, 1024, 1024, false},
+                                            {128, 512, 1152, false}});
 }
 
 TEST(GemmOrientation, Avx512KeepsMeasuredChoices) {
@@ -54,7 +56,9 @@ TEST(GemmOrientation, Avx512KeepsMeasuredChoices) {
                                             {256, 4, 2304, true},
                                             {2048, 49, 576, true},
                                             {64, 3136, 576, true},
-                                            {128, 784, 1152, true}});
+                                            {128, 784, 1152, true},
+                                            {32, 4096, 256, true},
+                                            {128, 512, 1152, true}});
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ const char* ActivationName(Activation act) {
 // double-pumped AVX-512 too.) b_rows_plain: B is plain with contiguous rows, so the normal
 // product packs it panel by panel, each panel serving only M rows (about kPackB / M of the
 // work), while the transposed one reads it in place when M <= kInPlaceMaxColumns but packs
-// A^T (uk.trans_pack_a lanes per element of A, fitted per ISA in ukernel_table.cc). Measured,
+// A^T (uk.trans_pack_a lanes per element of A, fitted per ISA in ukernel_table.cc), and at
+// some ISAs reads B^T badly where B's rows alias in L1 (uk.trans_alias_bytes). Measured,
 // 1 thread: 1x1 convolutions with 32..128 output channels over 14x14..56x56 pixels ran 10-15%
 // faster transposed (bench_conv 192to32@28 0.83 -> 0.98 of oneDNN, 384to64@14 0.84 -> 0.99),
 // and 16x12544x32 73 -> 88 GFLOP/s; 96x12544x16 was no faster (its short K pays the stores).
@@ -67,6 +68,10 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
   // and FusesPackA).
   const double pack_at = static_cast<double>(uk.trans_pack_a) * static_cast<double>(m);
   if (b_rows_plain && TransposedReadsInPlace(uk.nr, m)) {
+    if (!a_prepacked && uk.trans_alias_bytes != 0 &&
+        n * sizeof(float) % uk.trans_alias_bytes == 0) {
+      return false;
+    }
     // Of plain A, the normal product is not charged for packing B where it reads B in place
     // (run.cc's ReadBInPlace) and the transposed tile would run one vector wide: one row of
     // tiles (M <= MR), or long rows of whole lines under M <= one vector. Charging it there sent

@@ -21,24 +21,32 @@ constexpr size_t kAvx2RowsMaxN = 128;
 // at AVX2 (2 of 17 without; the normal product was 7-73% faster on 512x49x4608, 49x512x2048,
 // 512x7x4608, 64x64x1152, 3072x7x576) and on 15 of 18 at AVX-512 (8 without: 64x64x1152 and
 // 32x32x2304 12-17% faster normal), the misses within 6% but for 128x512x1152 at AVX2
-// (transposed 22% slower). A charge twice as large at AVX-512 sent 256x4x2304, 3072x7x576 and
+// (transposed 22% slower: trans_alias_bytes below). A charge twice as large at AVX-512 sent 256x4x2304, 3072x7x576 and
 // 2048x49x576 to the normal product, 7-26% slower there.
 constexpr size_t kAvx2TransPackA = 16, kAvx512TransPackA = 8;
+// trans_alias_bytes: at AVX2 every product measured with B's rows a multiple of 2 KiB apart and
+// M <= 128 (B^T read in place) ran faster normal, 1 thread: 24x1024x1024 1.99x, 64x1024x1024
+// 1.56x, 100x2048x576 1.52x, 128x2048x512 1.43x, 128x512x1152 1.20x, 32x512x2304 1.12x;
+// 64x512x512 level; 2 threads 128x512x1152 1.14x, 24x1024x1024 1.87x. At AVX-512 no such rule
+// holds: 4 KiB rows ran 1.05-1.46x faster normal on 10 of 13 products, but 32x1024x1024 and
+// 32x4096x256 1.05x and 1.58x faster transposed, and 2 KiB rows (128x512x1152) 1.10x.
+constexpr size_t kAvx2TransAliasBytes = 2048;
 
 constexpr GemmUkernel kTable[] = {
-    // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, trans_pack_a, a_rows,
-    // a_rows_max_n, fused_pack_b, fused_pack_a, uarch
+    // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, trans_pack_a,
+    // trans_alias_bytes, a_rows, a_rows_max_n, fused_pack_b, fused_pack_a, uarch
     {"f32_gemm_4x8__scalar", IsaLevel::kScalar, 4, 8, f32_gemm_4x8__scalar, f32_gemv__scalar,
-     nullptr, f32_vsilu__scalar, f32_vhswish__scalar, f32_vgelu__scalar, 0, 0, 0, false, 0},
+     nullptr, f32_vsilu__scalar, f32_vhswish__scalar, f32_vgelu__scalar, 0, 0, 0, 0, false,
+     0},
     {"f32_gemm_6x16__avx2_fma", IsaLevel::kAvx2, 6, 16, f32_gemm_6x16__avx2_fma,
      f32_gemv__avx2_fma, f32_packa__avx2, f32_vsilu__avx2, f32_vhswish__avx2, f32_vgelu__avx2, 8,
-     8, kAvx2TransPackA, true, kAvx2RowsMaxN, true, true},
+     8, kAvx2TransPackA, kAvx2TransAliasBytes, true, kAvx2RowsMaxN, true, true},
     {"f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, kAvx512TransPackA, true, kAnyN, true, false, Uarch::kOther},
+     f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kOther},
     {"f32_gemm_14x32__avx512f_zen4", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f_zen4,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, kAvx512TransPackA, true, kAnyN, true, false, Uarch::kZen4},
+     f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kZen4},
 };
 
 // ISA levels never go down, start at scalar, and a variant follows a general row of its ISA

@@ -33,6 +33,10 @@ struct GemmUkernel {
   // What the transposed product of plain operands pays to pack B' = A^T through the transposing
   // packer, in multiply-add lanes of a tile per element of A (gemm.cc, PreferTransposed).
   size_t trans_pack_a;
+  // Nonzero: the transposed product of plain operands is not chosen where it would read B^T in
+  // place (a row of B per k step) with B's rows a multiple of this many bytes apart, whose lines
+  // then crowd a few L1 sets (gemm.cc, PreferTransposed).
+  size_t trans_alias_bytes;
   // Whether the microkernel reads A in place row by row (F32GemmTileParams::a_rows).
   bool a_rows;
   // The widest N (columns of C) for which the driver has it do so (run.cc, RowsInPlace).
