@@ -45,7 +45,8 @@ TEST(GemmOrientation, Avx2KeepsMeasuredChoices) {
                                             {128, 784, 1152, true},
                                             {32, 100, 2304, true},
                                             {24, 1024, 1024, false},
-                                            {128, 512, 1152, false}});
+                                            {128, 3072, 768, false},
+                                            {32, 1536, 384, true}});
 }
 
 TEST(GemmOrientation, Avx512KeepsMeasuredChoices) {

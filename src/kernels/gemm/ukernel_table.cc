@@ -21,16 +21,19 @@ constexpr size_t kAvx2RowsMaxN = 128;
 // at AVX2 (2 of 17 without; the normal product was 7-73% faster on 512x49x4608, 49x512x2048,
 // 512x7x4608, 64x64x1152, 3072x7x576) and on 15 of 18 at AVX-512 (8 without: 64x64x1152 and
 // 32x32x2304 12-17% faster normal), the misses within 6% but for 128x512x1152 at AVX2
-// (transposed 22% slower: trans_alias_bytes below). A charge twice as large at AVX-512 sent 256x4x2304, 3072x7x576 and
+// (transposed 22% slower). A charge twice as large at AVX-512 sent 256x4x2304, 3072x7x576 and
 // 2048x49x576 to the normal product, 7-26% slower there.
 constexpr size_t kAvx2TransPackA = 16, kAvx512TransPackA = 8;
-// trans_alias_bytes: at AVX2 every product measured with B's rows a multiple of 2 KiB apart and
-// M <= 128 (B^T read in place) ran faster normal, 1 thread: 24x1024x1024 1.99x, 64x1024x1024
-// 1.56x, 100x2048x576 1.52x, 128x2048x512 1.43x, 128x512x1152 1.20x, 32x512x2304 1.12x;
-// 64x512x512 level; 2 threads 128x512x1152 1.14x, 24x1024x1024 1.87x. At AVX-512 no such rule
-// holds: 4 KiB rows ran 1.05-1.46x faster normal on 10 of 13 products, but 32x1024x1024 and
-// 32x4096x256 1.05x and 1.58x faster transposed, and 2 KiB rows (128x512x1152) 1.10x.
-constexpr size_t kAvx2TransAliasBytes = 2048;
+// trans_alias_bytes: at AVX2 every product measured with M <= 128 (B^T read in place) and B's
+// rows a multiple of 4 KiB apart ran faster normal, 18 of them, 1 thread, medians of 15
+// interleaved rounds: 24x1024x1024 1.99x, 64x1024x1024 1.56x, 100x2048x576 1.52x, 128x2048x512
+// 1.43x, 128x3072x768 1.44x, 32x4096x256 1.24x, 16x1024x384 and 32x1024x384 1.10x,
+// 32x2048x256 1.06x; 2 threads 24x1024x1024 1.87x, 96x1024x576 1.31x. Not at 2 KiB: rows of
+// 1536 floats ran 1.04-1.17x faster transposed (32x1536x384, 32x1536x768, 48x1536x384), rows of
+// 512 1.12-1.20x faster normal (128x512x1152, 32x512x2304: the model's misses). At AVX-512
+// no such rule holds: 4 KiB rows ran 1.05-1.46x faster normal on 10 of 13 products, but
+// 32x1024x1024 and 32x4096x256 1.05x and 1.58x faster transposed.
+constexpr size_t kAvx2TransAliasBytes = 4096;
 
 constexpr GemmUkernel kTable[] = {
     // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, trans_pack_a,
