@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <vector>
 
 #include "kernels/gemm/driver.h"
 #include "kernels/gemm/ukernel_table.h"
@@ -16,50 +15,40 @@ namespace kiln::gemm {
 namespace {
 
 struct Measured {
+  const char* kernel;  // the table row's name
   size_t m, n, k;
   bool transposed;  // the faster orientation, plain A and B
 };
 
-void ExpectChoices(const char* name, const std::vector<Measured>& cases) {
-  const GemmUkernel* row = nullptr;
-  for (const GemmUkernel& r : GemmUkernels()) {
-    if (std::strcmp(r.name, name) == 0) row = &r;
-  }
-  ASSERT_NE(row, nullptr) << name;
-  for (const Measured& c : cases) {
+constexpr const char* kAvx2 = "f32_gemm_6x16__avx2_fma";
+constexpr const char* kAvx512 = "f32_gemm_14x32__avx512f";
+
+constexpr Measured kMeasured[] = {
+    {kAvx2, 512, 49, 4608, false},     {kAvx2, 49, 512, 2048, false},
+    {kAvx2, 512, 7, 4608, false},      {kAvx2, 3072, 7, 576, false},
+    {kAvx2, 64, 64, 1152, false},      {kAvx2, 1024, 13, 1152, false},
+    {kAvx2, 24, 1024, 1024, false},    {kAvx2, 128, 3072, 768, false},
+    {kAvx2, 64, 3136, 576, true},      {kAvx2, 128, 784, 1152, true},
+    {kAvx2, 32, 100, 2304, true},      {kAvx2, 32, 1536, 384, true},
+    {kAvx512, 64, 64, 1152, false},    {kAvx512, 32, 32, 2304, false},
+    {kAvx512, 1024, 13, 1152, false},  {kAvx512, 3072, 7, 576, true},
+    {kAvx512, 256, 4, 2304, true},     {kAvx512, 2048, 49, 576, true},
+    {kAvx512, 64, 3136, 576, true},    {kAvx512, 128, 784, 1152, true},
+    {kAvx512, 32, 4096, 256, true},    {kAvx512, 128, 512, 1152, true},
+};
+
+TEST(GemmOrientation, KeepsMeasuredChoices) {
+  for (const Measured& c : kMeasured) {
+    const GemmUkernel* row = nullptr;
+    for (const GemmUkernel& r : GemmUkernels()) {
+      if (std::strcmp(r.name, c.kernel) == 0) row = &r;
+    }
+    ASSERT_NE(row, nullptr) << c.kernel;
     EXPECT_EQ(PreferTransposed(*row, c.m, c.n, c.k, /*b_rows_plain=*/true,
                                /*a_prepacked=*/false),
               c.transposed)
-        << name << " " << c.m << "x" << c.n << "x" << c.k;
+        << c.kernel << " " << c.m << "x" << c.n << "x" << c.k;
   }
-}
-
-TEST(GemmOrientation, Avx2KeepsMeasuredChoices) {
-  ExpectChoices("f32_gemm_6x16__avx2_fma", {{512, 49, 4608, false},
-                                            {49, 512, 2048, false},
-                                            {512, 7, 4608, false},
-                                            {3072, 7, 576, false},
-                                            {64, 64, 1152, false},
-                                            {1024, 13, 1152, false},
-                                            {64, 3136, 576, true},
-                                            {128, 784, 1152, true},
-                                            {32, 100, 2304, true},
-                                            {24, 1024, 1024, false},
-                                            {128, 3072, 768, false},
-                                            {32, 1536, 384, true}});
-}
-
-TEST(GemmOrientation, Avx512KeepsMeasuredChoices) {
-  ExpectChoices("f32_gemm_14x32__avx512f", {{64, 64, 1152, false},
-                                            {32, 32, 2304, false},
-                                            {1024, 13, 1152, false},
-                                            {3072, 7, 576, true},
-                                            {256, 4, 2304, true},
-                                            {2048, 49, 576, true},
-                                            {64, 3136, 576, true},
-                                            {128, 784, 1152, true},
-                                            {32, 4096, 256, true},
-                                            {128, 512, 1152, true}});
 }
 
 }  // namespace
