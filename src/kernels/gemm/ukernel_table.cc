@@ -17,11 +17,11 @@ constexpr size_t kAnyN = ~size_t{0};
 constexpr size_t kAvx2RowsMaxN = 128;
 
 // trans_pack_a, fitted on Zen 5 (1 thread, each product timed in both orientations, medians of
-// 15-21 interleaved rounds): with it PreferTransposed picks the faster one on 15 of 17 products
-// at AVX2 (2 of 17 without; the normal product was 7-73% faster on 512x49x4608, 49x512x2048,
-// 512x7x4608, 64x64x1152, 3072x7x576) and on 15 of 18 at AVX-512 (8 without: 64x64x1152 and
-// 32x32x2304 12-17% faster normal), the misses within 6% but for 128x512x1152 at AVX2
-// (transposed 22% slower). A charge twice as large at AVX-512 sent 256x4x2304, 3072x7x576 and
+// 15-21 interleaved rounds): with it PreferTransposed misses the faster one on 2 of 17 products
+// at AVX2 (16 without; the normal product was 7-73% faster on 512x49x4608, 49x512x2048,
+// 512x7x4608, 64x64x1152, 3072x7x576) and on 3 of 18 at AVX-512 (10 without: 64x64x1152 and
+// 32x32x2304 12-17% faster normal), a product within 1.5% either way counting as no miss; the
+// misses are within 6% but for 128x512x1152 at AVX2 (transposed 22% slower). A charge twice as large at AVX-512 sent 256x4x2304, 3072x7x576 and
 // 2048x49x576 to the normal product, 7-26% slower there.
 constexpr size_t kAvx2TransPackA = 16, kAvx512TransPackA = 8;
 // trans_alias_bytes: at AVX2 every product measured with M <= 128 (B^T read in place) and B's
