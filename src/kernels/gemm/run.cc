@@ -247,7 +247,7 @@ void RunSlab(const Problem& pb, size_t m0, size_t m1, size_t n0, size_t n1,
   const bool fuse_b = FusesPackB(pb, shared != nullptr, direct_b);
   thread_local Workspace a_ws, b_ws;
   float* a_buf = pb.a.packed || pb.in_place_a || pb.rows_a ? nullptr : a_ws.Get(pb.mc * pb.kc);
-  const bool fuse_a = a_buf && FusesPackA(pb);
+  const bool fuse_a = FusesPackA(pb);  // a_buf is then the packed block
   float* b_buf =
       shared || pb.b.packed || direct_b ? nullptr : b_ws.Get((lazy_b ? nr : pb.nc) * pb.kc);
   for (size_t jc = n0; jc < n1; jc += pb.nc) {

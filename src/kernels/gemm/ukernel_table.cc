@@ -21,8 +21,9 @@ constexpr size_t kAvx2RowsMaxN = 128;
 // at AVX2 (16 without; the normal product was 7-73% faster on 512x49x4608, 49x512x2048,
 // 512x7x4608, 64x64x1152, 3072x7x576) and on 3 of 18 at AVX-512 (10 without: 64x64x1152 and
 // 32x32x2304 12-17% faster normal), a product within 1.5% either way counting as no miss; the
-// misses are within 6% but for 128x512x1152 at AVX2 (transposed 22% slower). A charge twice as large at AVX-512 sent 256x4x2304, 3072x7x576 and
-// 2048x49x576 to the normal product, 7-26% slower there.
+// misses are within 6% but for 128x512x1152 at AVX2 (transposed 22% slower). A charge twice as
+// large at AVX-512 sent 256x4x2304, 3072x7x576 and 2048x49x576 to the normal product, 7-26%
+// slower there.
 constexpr size_t kAvx2TransPackA = 16, kAvx512TransPackA = 8;
 // trans_alias_bytes: at AVX2 every product measured with M <= 128 (B^T read in place) and B's
 // rows a multiple of 4 KiB apart ran faster normal, 18 of them, 1 thread, medians of 15

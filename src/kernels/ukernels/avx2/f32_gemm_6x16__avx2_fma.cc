@@ -122,7 +122,7 @@ template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB, boo
   const size_t rs = as * sizeof(float);
   const char* r0 = reinterpret_cast<const char*>(a);
   const char* r3 = kRows > 3 ? r0 + 3 * rs : r0;
-  constexpr size_t pfk = kPack ? kPackPrefetchK : kPrefetchK;
+  constexpr size_t kAhead = kPack ? kPackPrefetchK : kPrefetchK;  // rows of B
   auto step = [&](__m256 (&ac)[kRows][kVecs]) __attribute__((always_inline)) {
     __m256 bv[kVecs];
 #pragma GCC unroll 2
@@ -133,9 +133,9 @@ template <int kRows, int kVecs, bool kPartial, AMode kMode, bool kPrefetchB, boo
       pack += 2 * 8;
     }
     if constexpr (kPrefetchB) {
-      _mm_prefetch(reinterpret_cast<const char*>(b + pfk * ldb), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b + kAhead * ldb), _MM_HINT_T0);
       if constexpr (kVecs == 2) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + pfk * ldb + 15), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(b + kAhead * ldb + 15), _MM_HINT_T0);
       }
     }
     if constexpr (kMode == AMode::kPanel) {
