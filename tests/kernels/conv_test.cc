@@ -38,6 +38,8 @@ std::vector<ConvParams> Shapes() {
       P(1, 24, 11, 11, 20, 1, 1, 2),
       Asym(P(2, 16, 9, 10, 12, 1, 1, 1, 0, 1, 2), 0, 0, 0, 0, 2, 3),  // strided 1x1, grouped
       P(1, 40, 14, 14, 24, 1, 1, 2),
+      P(1, 75, 6, 7, 20, 1, 1),       // 1x1 in passes over input blocks, a partial last one
+      P(1, 136, 8, 9, 19, 1, 1, 2),   // the same, strided (gathered), three passes at AVX2
       P(1, 8, 7, 7, 16, 3, 3, 1, 1),
       P(1, 16, 13, 30, 32, 3, 3, 1, 1),
       P(1, 19, 6, 27, 31, 3, 3, 1, 1),

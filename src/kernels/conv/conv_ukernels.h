@@ -33,6 +33,9 @@ struct ConvNchwcUkernel {
   // Whether the microkernel cuts a row evenly itself (F32ConvNchwcParams::even_cut), so that the
   // driver's equal cut of a run with the same taps is one call.
   bool even_cut = false;
+  // Nonzero: a call on a 1x1 over pixels runs in passes over at most this many input blocks
+  // (direct_nchwc::CallInPasses); 0: all of them in one pass.
+  size_t pointwise_ic_blocks = 0;
 };
 
 // Rows from the oldest ISA to the newest.

@@ -49,6 +49,7 @@ namespace {
 using direct_nchwc::BalancedChunk;
 using direct_nchwc::BlockGroups;
 using direct_nchwc::BusiestLoad;
+using direct_nchwc::CallInPasses;
 using direct_nchwc::HalfLast;
 using direct_nchwc::RowGroupBlocks;
 using direct_nchwc::TileCut;
@@ -494,7 +495,7 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
         k.input = x_n + (ih * p.w + iw) * c;
         k.output = y_row + a * c;
         k.ow = b - a;
-        uk.fn(&k);
+        CallInPasses(uk, k, chunk_w != 0 ? uk.pointwise_ic_blocks : 0);
         k.prefetch = nullptr;  // one tile pulls them
       };
       // same_taps: every tile of [a, b) reads the same taps, so where the microkernel's own cut
