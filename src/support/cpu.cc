@@ -50,11 +50,12 @@ CpuInfo Detect() {
   // The family from cpuinfo's copy of CPUID leaf 1 (base family + extended family): this
   // cpuinfo release predates Zen 4 and names no uarch for it.
   if (const cpuinfo_core* core = cpuinfo_get_core(0);
-      core && core->vendor == cpuinfo_vendor_amd && info.hardware_isa == IsaLevel::kAvx512) {
+      core && core->vendor == cpuinfo_vendor_amd && info.hardware_isa >= IsaLevel::kAvx2) {
     constexpr uint32_t kZen34Family = 0x19, kZen5Family = 0x1A;
     const uint32_t family = ((core->cpuid >> 8) & 0xF) + ((core->cpuid >> 20) & 0xFF);
-    if (family == kZen34Family) info.uarch = Uarch::kZen4;  // Zen 3 has no AVX-512
-    if (family == kZen5Family) info.uarch = Uarch::kZen5;
+    const bool avx512 = info.hardware_isa == IsaLevel::kAvx512;
+    if (family == kZen34Family) info.uarch = avx512 ? Uarch::kZen4 : Uarch::kZen3;
+    if (family == kZen5Family && avx512) info.uarch = Uarch::kZen5;
   }
 
   if (const char* env = std::getenv("KILN_ISA"); env && *env) {

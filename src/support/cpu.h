@@ -19,6 +19,7 @@ Expected<IsaLevel> ParseIsa(std::string_view name);
 // Microarchitectures where a kernel's measured tuning differs from the default one.
 enum class Uarch {
   kOther,
+  kZen3,  // AMD family 0x19 without AVX-512 (32 KiB L1d)
   kZen4,  // AMD family 0x19 with AVX-512: each 512-bit FMA runs as two 256-bit halves
   kZen5,  // AMD family 0x1A: two full-width 512-bit FMA pipes
 };

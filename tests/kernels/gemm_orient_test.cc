@@ -1,6 +1,7 @@
 // The orientation model (PreferTransposed) keeps the choices it was fitted to: products timed
-// in both orientations on a Zen 5 EPYC (1 thread, medians of 15-21 interleaved rounds; the
-// figures are in ukernel_table.cc and gemm.cc), each listed here with the faster one. A change
+// in both orientations on a Zen 5 EPYC, and for the Zen 3 row on a Zen 3 one (1 thread, medians
+// of 11-21 interleaved rounds; the figures are in ukernel_table.cc and gemm.cc), each listed
+// here with the faster one. A change
 // to the model or to a table row's costs that flips one of them has to be measured again. The
 // model is arithmetic on the table row, so every row is checked whatever this CPU runs (B here
 // is far smaller than any L3, so the CPU's cache sizes do not enter).
@@ -21,6 +22,7 @@ struct Measured {
 };
 
 constexpr const char* kAvx2 = "f32_gemm_6x16__avx2_fma";
+constexpr const char* kAvx2Zen3 = "f32_gemm_6x16__avx2_fma_zen3";
 constexpr const char* kAvx512 = "f32_gemm_14x32__avx512f";
 
 constexpr Measured kMeasured[] = {
@@ -35,6 +37,12 @@ constexpr Measured kMeasured[] = {
     {kAvx512, 256, 4, 2304, true},     {kAvx512, 2048, 49, 576, true},
     {kAvx512, 64, 3136, 576, true},    {kAvx512, 128, 784, 1152, true},
     {kAvx512, 32, 4096, 256, true},    {kAvx512, 128, 512, 1152, true},
+    {kAvx2Zen3, 64, 3136, 576, false},  {kAvx2Zen3, 128, 784, 1152, false},
+    {kAvx2Zen3, 64, 1568, 1152, false}, {kAvx2Zen3, 48, 784, 1152, false},
+    {kAvx2Zen3, 100, 1000, 1000, false}, {kAvx2Zen3, 128, 512, 1152, false},
+    {kAvx2Zen3, 24, 3136, 144, false},  {kAvx2Zen3, 32, 3136, 576, false},
+    {kAvx2Zen3, 16, 784, 576, true},
+    {kAvx2Zen3, 3072, 7, 576, false},   {kAvx2Zen3, 64, 64, 1152, false},
 };
 
 TEST(GemmOrientation, KeepsMeasuredChoices) {

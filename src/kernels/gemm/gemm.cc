@@ -86,7 +86,8 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
     // 1 thread, with ReLU and a residual, 128->128@56 104 -> 108 GFLOP/s, 64->64@56 95 -> 99.
     const double normal_cost =
         normal * (1.0 + (packs_b ? kPackB / static_cast<double>(m) : 0.0));
-    return a_prepacked ? trans <= normal_cost : trans + pack_at < normal_cost;
+    return a_prepacked ? trans <= normal_cost
+                       : trans * (1.0 + uk.trans_in_place_extra) + pack_at < normal_cost;
   }
   return a_prepacked ? trans < normal : trans + pack_at < 0.96 * normal;
 }

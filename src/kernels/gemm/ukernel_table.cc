@@ -36,15 +36,29 @@ constexpr size_t kAvx2TransPackA = 16, kAvx512TransPackA = 8;
 // 32x1024x1024 and 32x4096x256 1.05x and 1.58x faster transposed.
 constexpr size_t kAvx2TransAliasBytes = 4096;
 
+// trans_in_place_extra on Zen 3 (32 KiB L1d, 512 KiB L2): the general row, fitted on Zen 5 at
+// the AVX2 level, sent 15 of 30 products to the transposed product reading B^T in place where
+// the normal one ran faster (1 thread, medians of 11 interleaved rounds, normal / transposed:
+// 64x3136x576 1.21, 64x1568x1152 1.38, 48x784x1152 1.34, 100x1000x1000 1.25, 128x512x1152
+// 1.21, 24x3136x144 1.18, 128x784x1152 1.07). With the transposed one charged 30% more it misses
+// 4 of 30, by 5% at most (32x100x2304 1.05x faster transposed); 16x784x576 and 16x12544x96
+// stay transposed (1.04-1.05x faster there). 25% missed 24x3136x144 (1.18), 40% 16x12544x96.
+constexpr double kZen3TransInPlaceExtra = 0.3;
+
 constexpr GemmUkernel kTable[] = {
     // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, trans_pack_a,
-    // trans_alias_bytes, a_rows, a_rows_max_n, fused_pack_b, fused_pack_a, uarch
+    // trans_alias_bytes, a_rows, a_rows_max_n, fused_pack_b, fused_pack_a, uarch,
+    // trans_in_place_extra
     {"f32_gemm_4x8__scalar", IsaLevel::kScalar, 4, 8, f32_gemm_4x8__scalar, f32_gemv__scalar,
      nullptr, f32_vsilu__scalar, f32_vhswish__scalar, f32_vgelu__scalar, 0, 0, 0, 0, false,
      0},
     {"f32_gemm_6x16__avx2_fma", IsaLevel::kAvx2, 6, 16, f32_gemm_6x16__avx2_fma,
      f32_gemv__avx2_fma, f32_packa__avx2, f32_vsilu__avx2, f32_vhswish__avx2, f32_vgelu__avx2, 8,
      8, kAvx2TransPackA, kAvx2TransAliasBytes, true, kAvx2RowsMaxN, true, true},
+    {"f32_gemm_6x16__avx2_fma_zen3", IsaLevel::kAvx2, 6, 16, f32_gemm_6x16__avx2_fma,
+     f32_gemv__avx2_fma, f32_packa__avx2, f32_vsilu__avx2, f32_vhswish__avx2, f32_vgelu__avx2, 8,
+     8, kAvx2TransPackA, kAvx2TransAliasBytes, true, kAvx2RowsMaxN, true, true, Uarch::kZen3,
+     kZen3TransInPlaceExtra},
     {"f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
      f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kOther},

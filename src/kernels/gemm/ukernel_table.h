@@ -51,6 +51,10 @@ struct GemmUkernel {
   // kOther: the ISA's general row. Otherwise a variant of the row before it (same ISA, MR and
   // NR) tuned for this microarchitecture, chosen there instead of it.
   Uarch uarch = Uarch::kOther;
+  // What the transposed product of plain operands pays, as a fraction of its multiply-adds, for
+  // reading B^T in place (a row of B per k step) on this microarchitecture (gemm.cc,
+  // PreferTransposed).
+  double trans_in_place_extra = 0.0;
 };
 
 // Rows from the oldest ISA to the newest, each ISA's variants after its general row.
