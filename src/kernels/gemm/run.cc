@@ -66,7 +66,13 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
   // 2048x128x1152 108.9-110.1 -> 111.7-112.0, 512x196x1152 level; B out of memory lost with one
   // block (1152 rows of an in-place B panel: 64x3136x1152 108 -> 105, 256x3136x1152 108 -> 102).
   const size_t b_bytes = k * RoundUp(n, uk.nr) * sizeof(float);
-  if (!want.kc && ((k <= 2 * kc && (!c_trans || b_bytes <= cpu.l2_bytes / 2)) ||
+  // Not on an L2 under 1 MiB (Zen 3's 512 KiB) with B over twice L2: one block shrinks MC to
+  // L2 / 2 / (K * 4) rows (56 at K = 1152), and each M block streams all of B from L3 again.
+  // Zen 3, 1 thread, medians of 11 interleaved rounds, one block -> blocks of at most 512:
+  // 128x784x1152 51.2-51.6 -> 55.9-57.3 GFLOP/s, 1000x1000x1152 58.0-60.2 -> 64.0-65.0, 1024^3
+  // level; with the bound at L2, 2048x128x1152 (B of 590 KB) lost 10%.
+  const bool one_block_ok = cpu.l2_bytes >= (1u << 20) || b_bytes <= 2 * cpu.l2_bytes;
+  if (!want.kc && one_block_ok && ((k <= 2 * kc && (!c_trans || b_bytes <= cpu.l2_bytes / 2)) ||
                    (4 * k <= 9 * kc && b_bytes <= cpu.l3_bytes / 4 &&
                     (!c_trans || b_bytes <= cpu.l2_bytes / 4 * 3)))) {
     kc = k;
