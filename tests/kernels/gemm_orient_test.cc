@@ -1,9 +1,8 @@
 // The orientation model (PreferTransposed) keeps the choices it was fitted to: products timed
 // in both orientations on a Zen 5 EPYC, and for the Zen 3 row on a Zen 3 one (1 thread, medians
 // of 11-21 interleaved rounds; the figures are in ukernel_table.cc and gemm.cc), each listed
-// here with the faster one. A change
-// to the model or to a table row's costs that flips one of them has to be measured again. The
-// model is arithmetic on the table row, so every row is checked whatever this CPU runs (B here
+// here with the faster one. A change to the model or to a table row's costs that flips one of
+// them has to be measured again. The model is arithmetic on the table row, so every row is checked whatever this CPU runs (B here
 // is far smaller than any L3, so the CPU's cache sizes do not enter).
 #include <gtest/gtest.h>
 
