@@ -34,7 +34,8 @@ struct ConvNchwcUkernel {
   // driver's equal cut of a run with the same taps is one call.
   bool even_cut = false;
   // Nonzero: a call on a 1x1 over pixels runs in passes over at most this many input blocks
-  // (direct_nchwc::CallInPasses); 0: all of them in one pass.
+  // (direct_nchwc::CallInPasses) on cores with an L1d of at most 32 KiB; 0: all of them in one
+  // pass.
   size_t pointwise_ic_blocks = 0;
 };
 
