@@ -9,7 +9,8 @@ constexpr ConvNchwcUkernel kTable[] = {
     // thread, Zen 3, against oneDNN, one pass -> passes of 8 (medians of rounds; the host swung
     // by 10% between runs): ResNet-50's 256->64 at 56x56 0.52-0.72 -> 0.80-1.06, 512->128 at
     // 28x28 0.59-0.66 -> 0.96-0.97, 1024->256 at 14x14 0.63-0.65 -> 0.90-0.95, 2048->512 at
-    // 7x7 0.68-0.69 -> 0.74-0.94; passes of 4 and 16 did no better.
+    // 7x7 0.68-0.69 -> 0.74-0.94; passes of 4 and 16 did no better. On Zen 5 (48 KiB L1d) they
+    // cost (see direct_nchwc.cc), so the driver applies them only on an L1d of at most 32 KiB.
     {"f32_conv_nchwc8__avx2_fma", IsaLevel::kAvx2, 8, 2, ukernels::f32_conv_nchwc8__avx2_fma, 6, 4,
      0, 3, 3, true, 8},
     {"f32_conv_nchwc16__avx512f", IsaLevel::kAvx512, 16, 2, ukernels::f32_conv_nchwc16__avx512f, 12, 4,
