@@ -57,6 +57,10 @@ CpuInfo Detect() {
     if (family == kZen34Family) info.uarch = avx512 ? Uarch::kZen4 : Uarch::kZen3;
     if (family == kZen5Family && avx512) info.uarch = Uarch::kZen5;
   }
+  if (const cpuinfo_core* core = cpuinfo_get_core(0);
+      core && core->vendor == cpuinfo_vendor_intel && info.hardware_isa == IsaLevel::kAvx512) {
+    info.uarch = Uarch::kIntelAvx512;
+  }
 
   if (const char* env = std::getenv("KILN_ISA"); env && *env) {
     Expected<IsaLevel> cap = ParseIsa(env);

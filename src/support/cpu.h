@@ -22,6 +22,10 @@ enum class Uarch {
   kZen3,  // AMD family 0x19 without AVX-512 (32 KiB L1d)
   kZen4,  // AMD family 0x19 with AVX-512: each 512-bit FMA runs as two 256-bit halves
   kZen5,  // AMD family 0x1A: two full-width 512-bit FMA pipes
+  // Intel with AVX-512. Tuned on a Sapphire Rapids-class Xeon (two 512-bit FMA ports, 48 KiB
+  // L1d, 2 MiB L2), the only Intel part measured; a VM's model number cannot be trusted to
+  // tell the generations apart.
+  kIntelAvx512,
 };
 
 struct CpuInfo {

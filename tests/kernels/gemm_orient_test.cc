@@ -1,9 +1,10 @@
 // The orientation model (PreferTransposed) keeps the choices it was fitted to: products timed
-// in both orientations on a Zen 5 EPYC, and for the Zen 3 row on a Zen 3 one (1 thread, medians
-// of 11-21 interleaved rounds; the figures are in ukernel_table.cc and gemm.cc), each listed
-// here with the faster one. A change to the model or to a table row's costs that flips one of
-// them has to be measured again. The model is arithmetic on the table row, so every row is checked whatever this CPU runs (B here
-// is far smaller than any L3, so the CPU's cache sizes do not enter).
+// in both orientations on a Zen 5 EPYC, for the Zen 3 row on a Zen 3 one (1 thread, medians of
+// 11-21 interleaved rounds) and for the Intel AVX-512 row on a Sapphire Rapids-class Xeon
+// (medians of 4; the figures are in ukernel_table.cc and gemm.cc), each listed here with the
+// faster one. A change to the model or to a table row's costs that flips one of them has to be
+// measured again. The model is arithmetic on the table row, so every row is checked whatever
+// this CPU runs (B here is far smaller than any L3, so the CPU's cache sizes do not enter).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -23,6 +24,7 @@ struct Measured {
 constexpr const char* kAvx2 = "f32_gemm_6x16__avx2_fma";
 constexpr const char* kAvx2Zen3 = "f32_gemm_6x16__avx2_fma_zen3";
 constexpr const char* kAvx512 = "f32_gemm_14x32__avx512f";
+constexpr const char* kAvx512Intel = "f32_gemm_14x32__avx512f_intel";
 
 constexpr Measured kMeasured[] = {
     {kAvx2, 512, 49, 4608, false},     {kAvx2, 49, 512, 2048, false},
@@ -42,6 +44,11 @@ constexpr Measured kMeasured[] = {
     {kAvx2Zen3, 24, 3136, 144, false},  {kAvx2Zen3, 32, 3136, 576, false},
     {kAvx2Zen3, 16, 784, 576, true},
     {kAvx2Zen3, 3072, 7, 576, false},   {kAvx2Zen3, 64, 64, 1152, false},
+    {kAvx512Intel, 64, 3136, 576, false},  {kAvx512Intel, 96, 1024, 1024, false},
+    {kAvx512Intel, 128, 1536, 576, false}, {kAvx512Intel, 32, 3136, 1152, false},
+    {kAvx512Intel, 16, 12544, 96, false},  {kAvx512Intel, 128, 12544, 64, false},
+    {kAvx512Intel, 64, 784, 576, true},    {kAvx512Intel, 48, 784, 1152, true},
+    {kAvx512Intel, 128, 784, 1152, true},
 };
 
 TEST(GemmOrientation, KeepsMeasuredChoices) {

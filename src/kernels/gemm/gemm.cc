@@ -72,6 +72,12 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
         n * sizeof(float) % uk.trans_alias_bytes == 0) {
       return false;
     }
+    // B's rows a page or more apart: the transposed tile reads each k step's row of B^T from its
+    // own page, and lost to the normal product at some ISAs (uk.trans_far_rows_bytes).
+    if (!a_prepacked && uk.trans_far_rows_bytes != 0 &&
+        n * sizeof(float) >= uk.trans_far_rows_bytes) {
+      return false;
+    }
     // Of plain A, the normal product is not charged for packing B where it reads B in place
     // (run.cc's ReadBInPlace) and the transposed tile would run one vector wide: one row of
     // tiles (M <= MR), or long rows of whole lines under M <= one vector. Charging it there sent
@@ -81,7 +87,8 @@ bool PreferTransposed(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool 
     // 179 -> 215; AVX2 4x768x768 36 -> 87. With more rows the charge stays: 24x768x768 level,
     // 32x1024x1024 and (bench_gemm) 64x3136x576 faster transposed.
     const bool packs_b =
-        a_prepacked || (m > uk.mr && !(m <= uk.vec && LongRowsInPlace(uk, n * sizeof(float))));
+        a_prepacked ||
+        (m > uk.mr && !(uk.b_in_place && m <= uk.vec && LongRowsInPlace(uk, n * sizeof(float))));
     // A tie (K = M: 64->64@56, 128->128@56) goes to the transposed product under a prepacked A:
     // 1 thread, with ReLU and a residual, 128->128@56 104 -> 108 GFLOP/s, 64->64@56 95 -> 99.
     const double normal_cost =

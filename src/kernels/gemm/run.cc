@@ -177,7 +177,11 @@ void PackB(const Problem& pb, const float* src, size_t kc, size_t cols, float* d
 bool ReadBInPlace(const Problem& pb, size_t rows) {
   constexpr size_t kShortK = 256, kShortKAtNr = 32;
   if (pb.b.packed || pb.b.cs != 1) return false;
-  if (rows <= pb.uk->mr || pb.kc * kShortKAtNr <= kShortK * pb.uk->nr) return true;
+  if (rows <= pb.uk->mr) return true;
+  // Some tiles lose on any plain B read in place over more than one row of tiles
+  // (ukernel_table.cc, IntelAvx512Variant).
+  if (!pb.uk->b_in_place) return false;
+  if (pb.kc * kShortKAtNr <= kShortK * pb.uk->nr) return true;
   return LongRowsInPlace(*pb.uk, pb.b.rs * sizeof(float));
 }
 
@@ -554,8 +558,8 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   const size_t slab_n = split_n ? RoundUp(DivUp(pb.n, threads), nr) : pb.n;
   // Whether the driver reads B from packed panels (prepacked, or packed here) rather than in
   // place (ReadBInPlace: long rows of whole lines).
-  const bool b_packed =
-      pb.b.packed || pb.b.cs != 1 || !LongRowsInPlace(*pb.uk, pb.b.rs * sizeof(float));
+  const bool b_packed = pb.b.packed || pb.b.cs != 1 || !pb.uk->b_in_place ||
+                        !LongRowsInPlace(*pb.uk, pb.b.rs * sizeof(float));
   const Blocking blk =
       ChooseBlocking(*pb.uk, slab_m, slab_n, pb.k, pb.c_trans, b_packed, want);
   pb.kc = blk.kc;

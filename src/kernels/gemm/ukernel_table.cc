@@ -58,21 +58,45 @@ constexpr GemmUkernel Zen3Variant(GemmUkernel row) {
   return row;
 }
 
+constexpr GemmUkernel kAvx512Row = {
+    "f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
+    f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
+    f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kOther};
+
+// On the Sapphire Rapids-class Xeon (the only Intel part measured), the 14x32 tile lost where it
+// read plain B in place for more than one row of tiles, rows of whole lines that stay in L1 on
+// Zen 4/5: bench_gemm, 1 thread, kiln/oneDNN, medians of 5 interleaved runs, in place ->
+// packed: 256^3 0.86 -> 0.95, 128x256x256 0.89 -> 0.97, 768x128x768 0.92 -> 0.95, 3072x128x768
+// 0.84 -> 0.90, 256x784x256 0.84 -> 0.90, 64x3136x64 0.73 -> 0.82 (the transposed products
+// level). And with B packed, the normal product beat the transposed one reading B^T in place
+// wherever B's rows lie a page or more apart (a row of B^T per k step, each on its own page):
+// medians of 4 runs, normal / transposed, 64x3136x576 0.80 / 0.71, 32x12544x288 0.76 / 0.57,
+// 96x1024x1024 1.12 / 0.93, 128x1536x576 1.00 / 0.92, 32x3136x1152 0.89 / 0.73, 16x12544x96
+// 0.72 / 0.65, 128x12544x64 0.67 / 0.28; level at 64x2048x512 and 128x3136x256; only
+// 64x1024x576 slower (0.86 / 0.89). Under a page the transposed one stays ahead: 64x784x576
+// 0.94 / 1.00, 48x784x1152 0.93 / 0.99, 128x784x1152 0.86 / 0.97.
+constexpr GemmUkernel IntelAvx512Variant(GemmUkernel row) {
+  row.name = "f32_gemm_14x32__avx512f_intel";
+  row.uarch = Uarch::kIntelAvx512;
+  row.b_in_place = false;
+  row.trans_far_rows_bytes = 4096;
+  return row;
+}
+
 constexpr GemmUkernel kTable[] = {
     // name, isa, mr, nr, gemm, gemv, pack_a, silu, hswish, gelu, vec, trans_k, trans_pack_a,
     // trans_alias_bytes, a_rows, a_rows_max_n, fused_pack_b, fused_pack_a, uarch,
-    // trans_in_place_extra
+    // trans_in_place_extra, b_in_place, trans_far_rows_bytes
     {"f32_gemm_4x8__scalar", IsaLevel::kScalar, 4, 8, f32_gemm_4x8__scalar, f32_gemv__scalar,
      nullptr, f32_vsilu__scalar, f32_vhswish__scalar, f32_vgelu__scalar, 0, 0, 0, 0, false,
      0},
     kAvx2Row,
     Zen3Variant(kAvx2Row),
-    {"f32_gemm_14x32__avx512f", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f,
-     f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kOther},
+    kAvx512Row,
     {"f32_gemm_14x32__avx512f_zen4", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f_zen4,
      f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
      f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kZen4},
+    IntelAvx512Variant(kAvx512Row),
 };
 
 // ISA levels never go down, start at scalar, and a variant follows a general row of its ISA

@@ -55,6 +55,12 @@ struct GemmUkernel {
   // reading B^T in place (a row of B per k step) on this microarchitecture (gemm.cc,
   // PreferTransposed).
   double trans_in_place_extra = 0.0;
+  // Whether the driver may read plain B in place, unpacked, for more than one row of tiles
+  // (run.cc, ReadBInPlace); false: it packs B there.
+  bool b_in_place = true;
+  // Nonzero: where B's rows lie at least this many bytes apart, plain operands run the normal
+  // product rather than the transposed one reading B^T in place (gemm.cc, PreferTransposed).
+  size_t trans_far_rows_bytes = 0;
 };
 
 // Rows from the oldest ISA to the newest, each ISA's variants after its general row.
