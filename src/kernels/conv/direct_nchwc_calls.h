@@ -82,6 +82,12 @@ inline bool HalfLast(const ConvParams& p, size_t c) { return p.m % c != 0 && p.m
 // call), 3 blocks -> 2: 512->512 at 7x7 (884 KiB against 590 KiB) 250 -> 263 GFLOP/s, evicted
 // 226 -> 241, 2 threads 499 -> 516; s2 512->512 at 14x14 248 -> 252, evicted 209 -> 215, 2
 // threads 399 -> 414; s2 256->256 at 28x28 (442 KiB) level or 2% slower, hence the bound.
+// Not where the rows cut into tiles of max_oc_blocks leave one narrower than tile_min (AVX2's 2
+// x 6 tile cuts a 7x7 map's rows as 6 + 1, its last tile 2 accumulators deep, latency-bound):
+// the wider groups stay (3 x 4: 4 + 3). bench_conv --blocked, 1 thread, Zen 3 (512 KiB L2,
+// 884 KiB of weights a group of 3), kiln/oneDNN, best rounds of the two of three alternating
+// runs that the host left alone, 2 blocks -> 3: 3x3 512->512 at 7x7 0.96-0.97 -> 1.03, s2 at
+// 14x14 0.87-0.88 -> 1.02-1.05.
 inline size_t RowGroupBlocks(const ConvParams& p, const ConvNchwcUkernel& uk) {
   const size_t c = uk.block, g = std::max(uk.max_oc_blocks, uk.conv_oc_blocks);
   const size_t tall = uk.pointwise_oc_blocks;
@@ -90,7 +96,11 @@ inline size_t RowGroupBlocks(const ConvParams& p, const ConvNchwcUkernel& uk) {
   if (tall > g && p.stride_w >= 2 && p.out_w() >= 24 && tall * block_bytes * 3 <= l2) {
     return tall;
   }
-  if (g > uk.max_oc_blocks && g * block_bytes * 2 > l2) return uk.max_oc_blocks;
+  const TileCut narrow_cut(uk, uk.max_oc_blocks);
+  const size_t ow = p.out_w();
+  const bool leaves_narrow = narrow_cut.tile != 0 && !narrow_cut.Equal(ow) &&
+                             ow % narrow_cut.tile != 0 && ow % narrow_cut.tile < narrow_cut.tile_min;
+  if (g > uk.max_oc_blocks && g * block_bytes * 2 > l2 && !leaves_narrow) return uk.max_oc_blocks;
   return g;
 }
 
