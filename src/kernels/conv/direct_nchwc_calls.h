@@ -62,6 +62,10 @@ struct TileCut {
     return tile == 0 ||
            (span % tile != 0 && span % tile < tile_min && span / Tiles(span) >= tile_min);
   }
+  // Whether the cut of `span` columns ends with a tile narrower than tile_min.
+  bool LeavesNarrow(size_t span) const {
+    return tile != 0 && span % tile != 0 && span % tile < tile_min && !Equal(span);
+  }
   // The end of tile i of a row of `span` columns (tile i - 1 ends where it starts).
   size_t End(size_t span, size_t i) const {
     return Equal(span) ? span * (i + 1) / Tiles(span) : std::min(span, (i + 1) * tile);
@@ -96,11 +100,10 @@ inline size_t RowGroupBlocks(const ConvParams& p, const ConvNchwcUkernel& uk) {
   if (tall > g && p.stride_w >= 2 && p.out_w() >= 24 && tall * block_bytes * 3 <= l2) {
     return tall;
   }
-  const TileCut narrow_cut(uk, uk.max_oc_blocks);
-  const size_t ow = p.out_w();
-  const bool leaves_narrow = narrow_cut.tile != 0 && !narrow_cut.Equal(ow) &&
-                             ow % narrow_cut.tile != 0 && ow % narrow_cut.tile < narrow_cut.tile_min;
-  if (g > uk.max_oc_blocks && g * block_bytes * 2 > l2 && !leaves_narrow) return uk.max_oc_blocks;
+  if (g > uk.max_oc_blocks && g * block_bytes * 2 > l2 &&
+      !TileCut(uk, uk.max_oc_blocks).LeavesNarrow(p.out_w())) {
+    return uk.max_oc_blocks;
+  }
   return g;
 }
 
