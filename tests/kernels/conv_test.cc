@@ -321,6 +321,28 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
   }
 }
 
+// A 1x1 over pixels whose input plane is larger than this CPU's L2 runs its items chunk by
+// chunk (direct_nchwc's InputStreamsOnce), 5 output blocks at 16 (a lone block, then 4) or 10
+// at 8, with 2 threads as well; 40 input channels make 2.5 blocks at 16 (a partial last one).
+// Sized from the L2 that cpuinfo reports, so the rule applies wherever the test runs.
+TEST(Conv, DirectNchwcPlaneOverL2ByChunk) {
+  const size_t l2 = GetCpuInfo().l2_bytes, c = 40, in_pixel = c * sizeof(float);
+  const size_t side = static_cast<size_t>(std::sqrt(static_cast<double>(l2 / in_pixel))) + 3;
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t threads : {1, 2}) {
+      Case tc;
+      tc.p = P(1, c, side, side + 1, 80, 1, 1);
+      tc.algo = Algorithm::kDirectNchwc;
+      tc.isa = isa;
+      tc.threads = threads;
+      tc.bias = threads == 1;
+      tc.act = threads == 1 ? gemm::Activation::kNone : gemm::Activation::kRelu;
+      RunCase(tc);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // Residual adds fused into the conv (runtime conv2d steps with a residual input): every algorithm
 // that supports accumulate, every ISA, on all shapes, with the activations in turn.
 TEST(Conv, AccumulateOntoTheOutput) {

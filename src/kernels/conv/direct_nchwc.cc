@@ -256,6 +256,16 @@ void SubsampleChunk(const ConvParams& p, size_t c, const float* x_n, size_t j0, 
   }
 }
 
+// Whether the items of a 1x1 over pixels (one row of p.w pixels, p.c input channels, mb_n
+// output blocks in `pairs` groups, chunks of `chunk` pixels) go chunk by chunk so that the
+// input plane streams from L3 once (RunDirectNchwc).
+bool InputStreamsOnce(const ConvParams& p, size_t c, size_t chunk, size_t pairs, size_t mb_n) {
+  const size_t l2 = GetCpuInfo().l2_bytes;
+  const size_t in_pixel = (p.c + c - 1) / c * c * sizeof(float);
+  const size_t weights = mb_n * c * in_pixel;  // every group's, of a 1x1
+  return pairs > 1 && p.w * in_pixel > l2 && chunk * in_pixel + weights <= l2;
+}
+
 }  // namespace
 
 size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t threads) {
@@ -356,10 +366,18 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // 24 -> 144 at 56x56 99.3-99.6 -> 100.8-101.1. Not where an activation pass follows each
   // chunk: it reads the chunk's output from L1 (4 blocks x 96 columns: 24 KiB).
   const ukernels::F32VUnaryParamFn act = VectorActivation(o.epilogue, conv.isa());
+  // Nor past the width at which a chunk's input, with the weights, would stop fitting in L2
+  // where the plane streams from L3 once (InputStreamsOnce, below): 512 -> 256 at 28x28 (512
+  // KB of weights), chunks of 384 by group -> 192 by chunk, 0.91-0.98 -> 1.00-1.01 of oneDNN
+  // (Zen 4, 1 thread, three alternating runs).
   size_t chunk = chunk0;
   const size_t chunk_cap = gather ? GatherChunkCap(q, c) : kMaxChunk;
+  auto streams_once = [&](size_t w) {
+    return chunk_w != 0 && !gather && InputStreamsOnce(p, c, w, pairs, mb_n);
+  };
   while (chunk_w != 0 && !act && chunk < cols && chunk * 2 <= chunk_cap &&
-         p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads) {
+         p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads &&
+         (!streams_once(chunk) || streams_once(std::min(chunk * 2, cols)))) {
     chunk = std::min(chunk * 2, cols);
   }
   // With more than one thread, where the busiest thread has over 5% more than its share of the
@@ -373,14 +391,21 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // 0.95-0.97 of oneDNN. Not below the 5%: on 112x112 planes (the output streams to L3) both
   // narrower chunks and items by chunk ran 10-30% slower (conv::Run, 2 threads, 16 -> 96 at
   // 112x112 440 -> 363 / 306 GFLOP/s) for a 1% better split.
-  bool by_chunk = gather;  // items by (image, chunk, group), else (image, group, chunk)
+  //
+  // A 1x1 over pixels whose input plane is larger than L2 also goes by chunk where a chunk's
+  // input and all the groups' weights fit in L2 together: by group, every group streams the
+  // whole plane from L3 again (ResNet-50's 256 -> 128 at 56x56: 3.2 MB, twice); by chunk, the
+  // plane streams once and the groups after the first read the chunk from L2. Zen 4 (1 MiB L2),
+  // bench_conv --blocked, 1 thread, three alternating runs, kiln/oneDNN by median: 256 -> 128 at
+  // 56x56 0.74-0.78 -> 0.99-1.02 (a busy host; 0.86-0.97 by group on a quieter one).
+  bool by_chunk = gather || streams_once(chunk);
   if (chunk_w != 0 && threads > 1) {
-    const size_t load = BusiestLoad(groups, p.n, cols, chunk, gather, threads);
+    const size_t load = BusiestLoad(groups, p.n, cols, chunk, by_chunk, threads);
     const size_t share = p.n * cols * mb_n / threads;
     if (load * 20 > share * 21) {
       const size_t quantum = std::max<size_t>(1, uk.tile * uk.max_oc_blocks / mob);
-      auto [width, least] = BalancedChunk(groups, p.n, cols, chunk, gather, threads, quantum);
-      if (!gather) {
+      auto [width, least] = BalancedChunk(groups, p.n, cols, chunk, by_chunk, threads, quantum);
+      if (!by_chunk) {
         const auto [width2, least2] =
             BalancedChunk(groups, p.n, cols, chunk, true, threads, quantum);
         if (least2 < least) width = width2, by_chunk = true;
