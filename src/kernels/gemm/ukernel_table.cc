@@ -63,6 +63,15 @@ constexpr GemmUkernel kAvx512Row = {
     f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
     f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kOther};
 
+// Zen 4's tile takes A as an FMA's embedded broadcast ({1to16}; f32_gemm_14x32__avx512f.cc says
+// why); the rest of the row is the general one's, so the two cannot drift apart.
+constexpr GemmUkernel Zen4Variant(GemmUkernel row) {
+  row.name = "f32_gemm_14x32__avx512f_zen4";
+  row.gemm = f32_gemm_14x32__avx512f_zen4;
+  row.uarch = Uarch::kZen4;
+  return row;
+}
+
 // On the Sapphire Rapids-class Xeon (the only Intel part measured), the 14x32 tile lost where it
 // read plain B in place for more than one row of tiles, rows of whole lines that stay in L1 on
 // Zen 4/5: bench_gemm, 1 thread, kiln/oneDNN, medians of 5 interleaved runs, in place ->
@@ -93,9 +102,7 @@ constexpr GemmUkernel kTable[] = {
     kAvx2Row,
     Zen3Variant(kAvx2Row),
     kAvx512Row,
-    {"f32_gemm_14x32__avx512f_zen4", IsaLevel::kAvx512, 14, 32, f32_gemm_14x32__avx512f_zen4,
-     f32_gemv__avx512f, f32_packa__avx512f, f32_vsilu__avx512, f32_vhswish__avx512,
-     f32_vgelu__avx512, 16, 8, kAvx512TransPackA, 0, true, kAnyN, true, false, Uarch::kZen4},
+    Zen4Variant(kAvx512Row),
     IntelAvx512Variant(kAvx512Row),
 };
 
