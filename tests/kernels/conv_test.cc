@@ -323,10 +323,12 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
 
 // A 1x1 over pixels whose input plane is larger than this CPU's L2 runs its items chunk by
 // chunk (direct_nchwc's InputStreamsOnce), 5 output blocks at 16 (a lone block, then 4) or 10
-// at 8, with 2 threads as well; 40 input channels make 2.5 blocks at 16 (a partial last one).
-// Sized from the L2 that cpuinfo reports, so the rule applies wherever the test runs.
+// at 8, with 2 threads as well, and on a 32 KiB L1d in passes over the input blocks
+// (ConvNchwcUkernel::pointwise_passes_past_l2): 200 input channels make 12.5 blocks at 16
+// (passes of 8 + 4.5, the last block partial) and 25 at 8. Sized from the L2 that cpuinfo
+// reports, so the rules apply wherever the test runs.
 TEST(Conv, DirectNchwcPlaneOverL2ByChunk) {
-  const size_t l2 = GetCpuInfo().l2_bytes, c = 40, in_pixel = c * sizeof(float);
+  const size_t l2 = GetCpuInfo().l2_bytes, c = 200, in_pixel = c * sizeof(float);
   const size_t side = static_cast<size_t>(std::sqrt(static_cast<double>(l2 / in_pixel))) + 3;
   for (IsaLevel isa : IsaLevels()) {
     for (size_t threads : {1, 2}) {

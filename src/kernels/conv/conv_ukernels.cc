@@ -13,8 +13,18 @@ constexpr ConvNchwcUkernel kTable[] = {
     // cost (see direct_nchwc.cc), so the driver applies them only on an L1d of at most 32 KiB.
     {"f32_conv_nchwc8__avx2_fma", IsaLevel::kAvx2, 8, 2, ukernels::f32_conv_nchwc8__avx2_fma, 6, 4,
      0, 3, 3, true, 8},
+    // The same passes on Zen 4 (32 KiB L1d), but only over an input plane larger than L2, and at
+    // most two. bench_conv --blocked, 1 thread, alternating runs, kiln/oneDNN median/best, one
+    // pass -> passes of 8: ResNet-50's 256->64 at 56x56 0.80-0.99/0.79-1.00 -> 1.00-1.04/
+    // 0.99-1.03, DenseNet's 224->128 at 56x56 0.98-1.06/0.98-1.04 -> 1.07-1.08/1.05-1.06; over
+    // planes from L2 they cost: 1024->256 at 14x14 1.00 -> 0.98, MobileNetV2's 960->160 at 7x7
+    // 0.99-1.00 -> 0.97. On the 28x28 planes past L2 (512 channels: 32 blocks) 4 passes of 8
+    // read 0.98-1.01 against 1.00-1.02, 2 passes of 16 1.00-1.01. With a memory copy loop
+    // on the other core (taskset; the host's noise is like it), two alternating runs, one pass
+    // -> at most two: 256->64 at 56x56 0.85-0.87 -> 1.04-1.09, 256->128 0.92-1.05 -> 1.06-1.10,
+    // 224->128 1.05 -> 1.09-1.10, 512->128 at 28x28 1.01 -> 1.02.
     {"f32_conv_nchwc16__avx512f", IsaLevel::kAvx512, 16, 2, ukernels::f32_conv_nchwc16__avx512f, 12, 4,
-     4, 3},
+     4, 3, 0, false, 8, true},
 };
 
 // chunk: the vectors of pixels per channel times their width (NV x width).

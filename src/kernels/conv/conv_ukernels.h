@@ -37,6 +37,9 @@ struct ConvNchwcUkernel {
   // (direct_nchwc::CallInPasses) on cores with an L1d of at most 32 KiB; 0: all of them in one
   // pass.
   size_t pointwise_ic_blocks = 0;
+  // Whether those passes run only where the layer's input plane is larger than L2, and then at
+  // most two (passes of half the input blocks where that is more than pointwise_ic_blocks).
+  bool pointwise_passes_past_l2 = false;
 };
 
 // Rows from the oldest ISA to the newest.
