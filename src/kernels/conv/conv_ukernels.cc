@@ -24,7 +24,7 @@ constexpr ConvNchwcUkernel kTable[] = {
     // -> at most two: 256->64 at 56x56 0.85-0.87 -> 1.04-1.09, 256->128 0.92-1.05 -> 1.06-1.10,
     // 224->128 1.05 -> 1.09-1.10, 512->128 at 28x28 1.01 -> 1.02.
     {"f32_conv_nchwc16__avx512f", IsaLevel::kAvx512, 16, 2, ukernels::f32_conv_nchwc16__avx512f, 12, 4,
-     4, 3, 0, false, 8, true},
+     4, 3, 0, true, 8, true},
 };
 
 // chunk: the vectors of pixels per channel times their width (NV x width).

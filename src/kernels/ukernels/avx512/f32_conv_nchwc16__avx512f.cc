@@ -265,6 +265,21 @@ template <size_t OB, bool kHalf, bool kIc8, size_t kMode, bool kShort>
 void RowOf(const F32ConvNchwcParams* p) {
   constexpr size_t kT = 24 / OB;
   const ptrdiff_t pf = p->prefetch ? p->prefetch - p->weights : 0;
+  if (p->even_cut) {
+    // The driver's equal cut in one call (F32ConvNchwcParams::even_cut), the first tile pulling
+    // the next call's weights as below.
+    const size_t ow = p->ow, tiles = (ow + kT - 1) / kT;
+    for (size_t i = 0, j = 0; i < tiles; ++i) {
+      const size_t end = ow * (i + 1) / tiles;
+      if (kShort && i == 0 && pf != 0) {
+        Remainder<OB, kT, kHalf, kIc8, kMode, kShort, true>(p, j, end - j, pf);
+      } else {
+        Remainder<OB, kT, kHalf, kIc8, kMode, kShort>(p, j, end - j, i == 0 ? pf : 0);
+      }
+      j = end;
+    }
+    return;
+  }
   size_t j = 0;
   if constexpr (kShort) {
     if (pf != 0) {
@@ -303,42 +318,63 @@ struct Channels {
 };
 
 template <size_t OB, size_t T, bool kIc8>
-void PointRowN(const F32ConvNchwcParams* p) {
+[[gnu::always_inline]] inline void PointTile(const F32ConvNchwcParams* p, size_t j) {
   const float* in = p->input;
   const float* w = p->weights;
   float* out = p->output;
   const size_t icb = p->ic_blocks, in_cb = p->in_cb_stride, w_ob = p->w_ob_stride;
   const size_t full = kIc8 ? icb - 1 : icb;
-  size_t j = 0;
-  for (; j + T <= p->ow; j += T) {
-    __m512 acc[OB][T];
+  __m512 acc[OB][T];
 #pragma GCC unroll 4
-    for (size_t o = 0; o < OB; ++o) {
-      const __m512 b = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
+  for (size_t o = 0; o < OB; ++o) {
+    const __m512 b = p->bias ? _mm512_loadu_ps(p->bias + o * kC) : _mm512_setzero_ps();
 #pragma GCC unroll 16
-      for (size_t t = 0; t < T; ++t) acc[o][t] = b;
-    }
-    // The block's channels: 16, or 8 in a last block of 8.
-    auto block = [&](size_t cb, auto chans) {
-      const float* x = in + cb * in_cb + j * kC;
-      const float* wc = w + cb * kC * kC;
-      for (size_t ci = 0; ci < decltype(chans)::n; ++ci) {
-        __m512 wz[OB];
-#pragma GCC unroll 4
-        for (size_t o = 0; o < OB; ++o) wz[o] = _mm512_loadu_ps(wc + o * w_ob + ci * kC);
-#pragma GCC unroll 16
-        for (size_t t = 0; t < T; ++t) {
-          const __m512 xv = _mm512_set1_ps(x[t * kC + ci]);
-#pragma GCC unroll 4
-          for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_fmadd_ps(xv, wz[o], acc[o][t]);
-        }
-      }
-    };
-    for (size_t cb = 0; cb < full; ++cb) block(cb, Channels<kC>{});
-    if constexpr (kIc8) block(full, Channels<8>{});
-#pragma GCC unroll 4
-    for (size_t o = 0; o < OB; ++o) Store<T, true>(p, acc[o], o, out + j * kC);
+    for (size_t t = 0; t < T; ++t) acc[o][t] = b;
   }
+  // The block's channels: 16, or 8 in a last block of 8.
+  auto block = [&](size_t cb, auto chans) {
+    const float* x = in + cb * in_cb + j * kC;
+    const float* wc = w + cb * kC * kC;
+    for (size_t ci = 0; ci < decltype(chans)::n; ++ci) {
+      __m512 wz[OB];
+#pragma GCC unroll 4
+      for (size_t o = 0; o < OB; ++o) wz[o] = _mm512_loadu_ps(wc + o * w_ob + ci * kC);
+#pragma GCC unroll 16
+      for (size_t t = 0; t < T; ++t) {
+        const __m512 xv = _mm512_set1_ps(x[t * kC + ci]);
+#pragma GCC unroll 4
+        for (size_t o = 0; o < OB; ++o) acc[o][t] = _mm512_fmadd_ps(xv, wz[o], acc[o][t]);
+      }
+    }
+  };
+  for (size_t cb = 0; cb < full; ++cb) block(cb, Channels<kC>{});
+  if constexpr (kIc8) block(full, Channels<8>{});
+#pragma GCC unroll 4
+  for (size_t o = 0; o < OB; ++o) Store<T, true>(p, acc[o], o, out + j * kC);
+}
+
+// With even_cut, the equal cut's tiles of T and T - 1 columns run the plain form; 49 pixels
+// (a 7x7 map) in 4-block calls are 9 tiles of 5 or 6 columns, which the driver made a call
+// each.
+template <size_t OB, size_t T, bool kIc8>
+void PointRowN(const F32ConvNchwcParams* p) {
+  if (p->even_cut) {
+    const size_t ow = p->ow, tiles = (ow + T - 1) / T;
+    for (size_t i = 0, j = 0; i < tiles; ++i) {
+      const size_t end = ow * (i + 1) / tiles;
+      if (end - j == T) {
+        PointTile<OB, T, kIc8>(p, j);
+      } else if (end - j == T - 1) {
+        PointTile<OB, T - 1, kIc8>(p, j);
+      } else {
+        Remainder<OB, T - 2, false, kIc8, kNchwcUnit, true>(p, j, end - j, 0);
+      }
+      j = end;
+    }
+    return;
+  }
+  size_t j = 0;
+  for (; j + T <= p->ow; j += T) PointTile<OB, T, kIc8>(p, j);
   if (j < p->ow) Remainder<OB, T - 1, false, kIc8, kNchwcUnit, true>(p, j, p->ow - j, 0);
 }
 
