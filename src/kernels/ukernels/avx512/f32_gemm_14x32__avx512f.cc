@@ -28,6 +28,13 @@ namespace {
 
 constexpr int kMr = 14;
 constexpr size_t kPrefetchK = 16, kPrefetchFarK = 32;
+// An A read in place with its k values a row of B apart (the transposed product's B^T: a row
+// of B a step, each on its own page, from L3 on the tile's first pass) is fetched this many
+// steps ahead. Zen 4, bench_gemm, 1 thread, kiln/best, 16 -> 32 steps: with a memory copy loop
+// on the other core (taskset) 64x3136x576 0.82 -> 0.90-0.93, 128x784x1152 0.94-0.97 -> 0.98
+// (64 steps: 0.86-0.89 and 0.98-0.99); on the host alone 0.87-0.94 -> 0.91-0.97 and 0.96-0.97
+// -> 0.98-1.00, 32x12544x288 and 16x12544x96 level.
+constexpr size_t kPrefetchInPlaceAK = 32;
 // A prepacked A (a model's weights: they stream from memory, as all of them exceed L3) is
 // fetched this many k steps ahead, one line a step (a step reads 56 bytes of the panel; the
 // panels of one block lie end to end, so the last steps fetch the next tile's). Measured, 1
@@ -191,8 +198,9 @@ template <int kRows, int kVecs, bool kFar, bool kEmbed, bool kPack = false>
     // The rows of an A read in place (a_stride) are fetched ahead too: kRows floats, one or two
     // lines per k.
     if (in_place_a) {
-      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchK * as), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchK * as + kRows - 1), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchInPlaceAK * as), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchInPlaceAK * as + kRows - 1),
+                   _MM_HINT_T0);
     } else if (prefetch_a) {
       _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchA * kMr), _MM_HINT_T0);
     }
