@@ -105,10 +105,13 @@ std::vector<ConvParams> Shapes() {
       P(1, 24, 37, 41, 40, 1, 1),
       // 7x7 maps of a 1x1 cut evenly inside one call (even_cut): 49 columns as tiles of 5 and 6
       // (4 blocks), of 9 and 10 (2 blocks), at short K with the next group's weights pulled
-      // (48 input channels, 10 output blocks at 16) and at long K.
+      // (48 input channels, 10 output blocks at 16) and at long K; then the same with a last
+      // input block of 8 channels (24 = 16 + 8, 72 = 4 x 16 + 8).
       P(1, 48, 7, 7, 160, 1, 1),
       P(1, 160, 7, 7, 64, 1, 1),
       P(1, 96, 7, 7, 32, 1, 1),
+      P(1, 24, 7, 7, 64, 1, 1),
+      P(1, 72, 7, 7, 32, 1, 1),
       // Small padded maps: kDirectNchwc convolves a zero-padded copy of the input, one run of
       // tiles per row (1x1, 2x2, 4x4, 7x7 maps; stride 2 onto 7x7; odd widths; batch 2;
       // M past a pair of blocks and a lone last block; a padded 1x1, plain and strided).
