@@ -331,7 +331,7 @@ TEST(Conv, EveryAlgorithmShapeIsaAndThreadCount) {
 }
 
 // A 1x1 over pixels whose input plane is larger than this CPU's L2 runs its items chunk by
-// chunk (direct_nchwc's InputStreamsOnce), 5 output blocks at 16 (a lone block, then 4) or 10
+// chunk (direct_nchwc's streams_once), 5 output blocks at 16 (a lone block, then 4) or 10
 // at 8, with 2 threads as well, and on a 32 KiB L1d in passes over the input blocks
 // (ConvNchwcUkernel::pointwise_passes_past_l2): 200 input channels make 12.5 blocks at 16
 // (passes of 8 + 4.5, the last block partial) and 25 at 8. Sized from the L2 that cpuinfo

@@ -92,16 +92,6 @@ void FillEmpty(const float* bias, bool accumulate, size_t nob, size_t c, size_t 
   }
 }
 
-// Whether the items of a 1x1 over pixels (one row of p.w pixels, p.c input channels, mb_n
-// output blocks in `pairs` groups, chunks of `chunk` pixels) go chunk by chunk so that the
-// input plane streams from L3 once (RunDirectNchwc).
-bool InputStreamsOnce(const ConvParams& p, size_t c, size_t chunk, size_t pairs, size_t mb_n) {
-  const size_t l2 = GetCpuInfo().l2_bytes;
-  const size_t in_pixel = (p.c + c - 1) / c * c * sizeof(float);
-  const size_t weights = mb_n * c * in_pixel;  // every group's, of a 1x1
-  return pairs > 1 && p.w * in_pixel > l2 && chunk * in_pixel + weights <= l2;
-}
-
 }  // namespace
 
 size_t DirectNchwcWorkspace(const PreparedConv& conv, size_t threads) {
@@ -203,14 +193,22 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // chunk: it reads the chunk's output from L1 (4 blocks x 96 columns: 24 KiB).
   const ukernels::F32VUnaryParamFn act = VectorActivation(o.epilogue, conv.isa());
   // Nor past the width at which a chunk's input, with the weights, would stop fitting in L2
-  // where the plane streams from L3 once (InputStreamsOnce, below): 512 -> 256 at 28x28 (512
-  // KB of weights), chunks of 384 by group -> 192 by chunk, 0.91-0.98 -> 1.00-1.01 of oneDNN
-  // (Zen 4, 1 thread, three alternating runs).
+  // where the plane streams from L3 once (streams_once, below): 512 -> 256 at 28x28 (512 KB of
+  // weights), chunks of 384 by group -> 192 by chunk, 0.91-0.98 -> 1.00-1.01 of oneDNN (Zen 4,
+  // 1 thread, three alternating runs).
+  //
+  // The input plane of a 1x1 over pixels streams from L3 where it is larger than L2 (a
+  // gathering layer's microkernels read its chunk's pixels from L2 instead).
+  const size_t l2 = GetCpuInfo().l2_bytes, in_pixel = cb_n * c * sizeof(float);
+  const bool plane_past_l2 = chunk_w != 0 && !gather && p.w * in_pixel > l2;
+  // Whether items of chunks `w` wide go chunk by chunk so that such a plane streams once: more
+  // than one group, and a chunk's input fits in L2 with every group's weights (a 1x1's: mb_n
+  // blocks of c output channels over all the input pixel's channels).
+  auto streams_once = [&](size_t w) {
+    return plane_past_l2 && pairs > 1 && (w + mb_n * c) * in_pixel <= l2;
+  };
   size_t chunk = chunk0;
   const size_t chunk_cap = gather ? GatherChunkCap(q, c) : kMaxChunk;
-  auto streams_once = [&](size_t w) {
-    return chunk_w != 0 && !gather && InputStreamsOnce(p, c, w, pairs, mb_n);
-  };
   while (chunk_w != 0 && !act && chunk < cols && chunk * 2 <= chunk_cap &&
          p.n * pairs * ((cols + chunk * 2 - 1) / (chunk * 2)) >= 8 * threads &&
          (!streams_once(chunk) || streams_once(std::min(chunk * 2, cols)))) {
@@ -297,8 +295,6 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // 1.08-1.11 -> 0.82-0.99, 256->64 at 56x56 1.02-1.04 -> 1.05-1.08). Zen 3: see the table.
   // Some rows take them only where the input plane is larger than L2 (it streams from L3), and
   // then at most two (ConvNchwcUkernel::pointwise_passes_past_l2).
-  const bool plane_past_l2 =
-      !gather && p.w * cb_n * c * sizeof(float) > GetCpuInfo().l2_bytes;
   size_t ic_pass = chunk_w != 0 && GetCpuInfo().l1d_bytes <= (32u << 10) &&
                            (!uk.pointwise_passes_past_l2 || plane_past_l2)
                        ? uk.pointwise_ic_blocks
