@@ -354,6 +354,29 @@ TEST(Conv, DirectNchwcPlaneOverL2ByChunk) {
   }
 }
 
+// A 1x1 over pixels whose 4-block calls' weights are larger than this CPU's L1d, which some
+// cores' table rows run in passes over the input blocks (ConvNchwcUkernel::
+// pointwise_passes_past_l1): a last input block of 8 channels, 5 output blocks at 16 (a lone
+// block, then 4), with a bias and ReLU on one thread, a residual on two. Sized from the L1d that
+// cpuinfo reports.
+TEST(Conv, DirectNchwcWeightsOverL1InPasses) {
+  const size_t blocks = GetCpuInfo().l1d_bytes / (4 * 16 * 16 * sizeof(float)) + 2;
+  for (IsaLevel isa : IsaLevels()) {
+    for (size_t threads : {1, 2}) {
+      Case tc;
+      tc.p = P(1, 16 * blocks + 8, 9, 11, 80, 1, 1);
+      tc.algo = Algorithm::kDirectNchwc;
+      tc.isa = isa;
+      tc.threads = threads;
+      tc.bias = threads == 1;
+      tc.act = threads == 1 ? gemm::Activation::kRelu : gemm::Activation::kNone;
+      tc.accumulate = threads == 2;
+      RunCase(tc);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // Residual adds fused into the conv (runtime conv2d steps with a residual input): every algorithm
 // that supports accumulate, every ISA, on all shapes, with the activations in turn.
 TEST(Conv, AccumulateOntoTheOutput) {

@@ -26,7 +26,8 @@ constexpr gemm::Activation kActivations[] = {gemm::Activation::kNone,      gemm:
 inline std::vector<IsaLevel> IsaLevels() {
   std::vector<IsaLevel> levels;
   for (const ConvNchwcUkernel& row : ConvNchwcUkernels()) {
-    if (row.isa <= ActiveIsa()) levels.push_back(row.isa);
+    // A core's variant of a row runs at its row's level.
+    if (row.isa <= ActiveIsa() && row.uarch == Uarch::kOther) levels.push_back(row.isa);
   }
   return levels;
 }

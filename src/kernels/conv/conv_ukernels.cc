@@ -3,6 +3,29 @@
 namespace kiln::conv {
 namespace {
 
+constexpr ConvNchwcUkernel kAvx512Row = {
+    "f32_conv_nchwc16__avx512f", IsaLevel::kAvx512, 16, 2, ukernels::f32_conv_nchwc16__avx512f,
+    12, 4, 4, 3, 0, true, 8, true};
+
+// On the Intel Xeon (48 KiB L1d, 2 MiB L2) a 4-block call whose weights pass the L1d (over 192
+// input channels) streams them from L2 for every 6-column tile, and trailed oneDNN by 15-25%;
+// passes of 4 input blocks (16 KiB of weights, which stay in L1 over the chunk) closed most of
+// it. bench_conv --blocked, 1 thread, two alternating runs, kiln/oneDNN, one pass -> passes of
+// 4: ResNet-50 256->64 at 56x56 0.83 / 0.83 -> 0.94 / 0.94, 512->128 at 28x28 0.78 / 0.77 ->
+// 0.91 / 0.91, 512->256 0.77 / 0.77 -> 0.92 / 0.89, 1024->256 at 14x14 0.85 / 0.85 -> 0.92 /
+// 0.91, 1024->2048 s2 0.77 / 0.76 -> 0.91 / 0.89, 2048->512 at 7x7 0.85 / 0.73 -> 0.90 / 0.90,
+// DenseNet 992->128 at 14x14 0.84 / 0.85 -> 0.90 / 0.89. Under that size they cost (weights in
+// L1 already): MobileNetV2 96->576 at 14x14 0.96 / 0.96 -> 0.89 / 0.93, 144->32 at 28x28 1.00
+// / 1.00 -> 0.94 / 0.88.
+constexpr ConvNchwcUkernel IntelAvx512Variant(ConvNchwcUkernel row) {
+  row.name = "f32_conv_nchwc16__avx512f_intel";
+  row.pointwise_ic_blocks = 4;
+  row.pointwise_passes_past_l2 = false;
+  row.pointwise_passes_past_l1 = true;
+  row.uarch = Uarch::kIntelAvx512;
+  return row;
+}
+
 constexpr ConvNchwcUkernel kTable[] = {
     {"f32_conv_nchwc8__scalar", IsaLevel::kScalar, 8, 2, ukernels::f32_conv_nchwc8__scalar},
     // Passes of 8 input blocks on a 1x1 over pixels (CallInPasses): bench_conv --blocked, 1
@@ -23,9 +46,22 @@ constexpr ConvNchwcUkernel kTable[] = {
     // on the other core (taskset; the host's noise is like it), two alternating runs, one pass
     // -> at most two: 256->64 at 56x56 0.85-0.87 -> 1.04-1.09, 256->128 0.92-1.05 -> 1.06-1.10,
     // 224->128 1.05 -> 1.09-1.10, 512->128 at 28x28 1.01 -> 1.02.
-    {"f32_conv_nchwc16__avx512f", IsaLevel::kAvx512, 16, 2, ukernels::f32_conv_nchwc16__avx512f, 12, 4,
-     4, 3, 0, true, 8, true},
+    kAvx512Row,
+    IntelAvx512Variant(kAvx512Row),
 };
+
+// A row's variants follow it, with its ISA and block; the general rows go oldest ISA first.
+constexpr bool RowsAreOrdered() {
+  for (size_t i = 1; i < std::size(kTable); ++i) {
+    const ConvNchwcUkernel &prev = kTable[i - 1], &row = kTable[i];
+    if (row.uarch != Uarch::kOther ? row.isa != prev.isa || row.block != prev.block
+                                   : row.isa <= prev.isa) {
+      return false;
+    }
+  }
+  return kTable[0].uarch == Uarch::kOther;
+}
+static_assert(RowsAreOrdered(), "rows go oldest ISA first, variants follow their row");
 
 // chunk: the vectors of pixels per channel times their width (NV x width).
 constexpr GConvUkernel kGConvTable[] = {
@@ -52,7 +88,13 @@ const Row& Newest(std::span<const Row> table, IsaLevel cap) {
 std::span<const ConvNchwcUkernel> ConvNchwcUkernels() { return kTable; }
 
 const ConvNchwcUkernel& SelectConvNchwcUkernel(IsaLevel cap) {
-  return Newest<ConvNchwcUkernel>(kTable, cap);
+  const IsaLevel isa = cap < ActiveIsa() ? cap : ActiveIsa();
+  const Uarch uarch = GetCpuInfo().uarch;
+  const ConvNchwcUkernel* best = &kTable[0];
+  for (const ConvNchwcUkernel& row : kTable) {
+    if (row.isa <= isa && (row.uarch == Uarch::kOther || row.uarch == uarch)) best = &row;
+  }
+  return *best;
 }
 
 std::span<const GConvUkernel> GConvUkernels() { return kGConvTable; }

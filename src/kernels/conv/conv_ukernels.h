@@ -40,12 +40,19 @@ struct ConvNchwcUkernel {
   // Whether those passes run only where the layer's input plane is larger than L2, and then at
   // most two (passes of half the input blocks where that is more than pointwise_ic_blocks).
   bool pointwise_passes_past_l2 = false;
+  // Whether those passes run on any L1d, wherever a call's weights (its output blocks over all
+  // the input channels) are larger than the L1d; the rule above still holds for the others.
+  bool pointwise_passes_past_l1 = false;
+  // kOther: any core of the ISA; otherwise a variant of the general row before it (same
+  // microkernel and block), chosen on that core only.
+  Uarch uarch = Uarch::kOther;
 };
 
 // Rows from the oldest ISA to the newest.
 std::span<const ConvNchwcUkernel> ConvNchwcUkernels();
 
-// The newest row whose ISA is at most `cap` (and at most ActiveIsa()).
+// The newest row whose ISA is at most `cap` (and at most ActiveIsa()), this core's variant of
+// it where the table has one.
 const ConvNchwcUkernel& SelectConvNchwcUkernel(IsaLevel cap);
 
 // The grouped-convolution microkernels (kGroupedDirect).

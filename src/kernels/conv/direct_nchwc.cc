@@ -294,11 +294,14 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   // 1.01 -> 0.94 (MobileNetV2 576->160 at 7x7 1.00 -> 0.79-0.90, ResNet-50 2048->512 at 7x7
   // 1.08-1.11 -> 0.82-0.99, 256->64 at 56x56 1.02-1.04 -> 1.05-1.08). Zen 3: see the table.
   // Some rows take them only where the input plane is larger than L2 (it streams from L3), and
-  // then at most two (ConvNchwcUkernel::pointwise_passes_past_l2).
-  size_t ic_pass = chunk_w != 0 && GetCpuInfo().l1d_bytes <= (32u << 10) &&
-                           (!uk.pointwise_passes_past_l2 || plane_past_l2)
-                       ? uk.pointwise_ic_blocks
-                       : 0;
+  // then at most two (ConvNchwcUkernel::pointwise_passes_past_l2); some on any L1d where a
+  // call's weights are larger than it (pointwise_passes_past_l1: the Intel Xeon's table row).
+  const size_t l1d = GetCpuInfo().l1d_bytes;
+  const bool passes =
+      uk.pointwise_passes_past_l1
+          ? mob * base.w_ob_stride * sizeof(float) > l1d
+          : l1d <= (32u << 10) && (!uk.pointwise_passes_past_l2 || plane_past_l2);
+  size_t ic_pass = chunk_w != 0 && passes ? uk.pointwise_ic_blocks : 0;
   if (ic_pass != 0 && uk.pointwise_passes_past_l2) ic_pass = std::max(ic_pass, (cb_n + 1) / 2);
   auto owner = [&](size_t item) {
     const size_t pair = item / rows % pairs, size = groups.Size(pair);
