@@ -13,7 +13,8 @@
 // --blocked runs layers as kiln runs them in a channel-blocked graph (lower/layout.cc): depthwise,
 // Winograd and 1x1 convolutions on NCHWc (the layout pass blocks a 1x1 whose input channels fill
 // their blocks when its neighbours are blocked: all of MobileNetV2's and ResNet-50's pointwise
-// layers; the default mode times them on NCHW, as gemm1x1). --cold evicts the caches (all but
+// layers; the default mode times them on NCHW, as gemm1x1), and image stems as kStemNchwc (NCHW
+// in, NCHWc out: the models' stems all feed blocked layers). --cold evicts the caches (all but
 // the input) before each timed call.
 //
 // KILN_ISA caps kiln's ISA, and oneDNN's to match (OnednnMatchKilnIsa; the header line says which).
@@ -413,6 +414,11 @@ int Main(int argc, char** argv) {
       po.layout = conv::Layout::kNchwc;
     } else if (blocked && po.algorithm == conv::Algorithm::kAuto && PointwiseBlocked(p)) {
       po.algorithm = conv::Algorithm::kDirectNchwc;
+    } else if (blocked && po.algorithm == conv::Algorithm::kAuto &&
+               conv::Supports(conv::Algorithm::kStemNchwc, p)) {
+      // An image stem ahead of blocked layers runs kStemNchwc: NCHW in, NCHWc out
+      // (lower/native_conv.cc).
+      po.algorithm = conv::Algorithm::kStemNchwc;
     }
     auto prepared = conv::PrepareConv(p, w.data(), po);
     if (!prepared.ok()) {
