@@ -354,13 +354,13 @@ TEST(Conv, DirectNchwcPlaneOverL2ByChunk) {
   }
 }
 
-// A 1x1 over pixels whose 4-block calls' weights are larger than this CPU's L1d, which some
-// cores' table rows run in passes over the input blocks (ConvNchwcUkernel::
-// pointwise_passes_past_l1): a last input block of 8 channels, 5 output blocks at 16 (a lone
-// block, then 4), with a bias and ReLU on one thread, a residual on two. Sized from the L1d that
-// cpuinfo reports.
+// A 1x1 over pixels whose calls' weights are larger than this CPU's L1d even in calls of 2
+// output blocks, which some cores' table rows then run in passes over the input blocks
+// (ConvNchwcUkernel::pointwise_passes_past_l1; those rows take 2-block calls there,
+// pointwise_tall_in_half_l1): a last input block of 8 channels, 5 output blocks at 16, with a
+// bias and ReLU on one thread, a residual on two. Sized from the L1d that cpuinfo reports.
 TEST(Conv, DirectNchwcWeightsOverL1InPasses) {
-  const size_t blocks = GetCpuInfo().l1d_bytes / (4 * 16 * 16 * sizeof(float)) + 2;
+  const size_t blocks = GetCpuInfo().l1d_bytes / (2 * 16 * 16 * sizeof(float)) + 2;
   for (IsaLevel isa : IsaLevels()) {
     for (size_t threads : {1, 2}) {
       Case tc;

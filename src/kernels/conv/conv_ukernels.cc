@@ -21,11 +21,19 @@ constexpr ConvNchwcUkernel kAvx512Row = {
 // (256->1024 at 14x14 0.99 -> 0.95, DenseNet 224->128 at 56x56 0.99 -> 0.96), and a bound at
 // twice the L1d (or the L1d over a plane past L2) traded those for others (MobileNetV2
 // 320->1280 at 7x7 0.95 -> 0.91): geomean level, so the simpler rule stays.
+// Its 4 x 6 pointwise tiles, where their weights pass half the L1d (over 96 input channels),
+// lost to the 2 x 12 ones, which load a weight vector per 12 FMAs instead of 6: two runs each,
+// all 1x1 layers in 2-block calls against the usual choice, kiln/oneDNN geomean 0.959 ->
+// 0.971; DenseNet 256->128 at 14x14 0.88-0.90 -> 0.99, ResNet-50 1024->256 at 14x14 0.92 ->
+// 0.97, 2048->512 at 7x7 0.88 -> 0.92-0.96, DenseNet 128->128 at 28x28 0.92-0.93 -> 0.99; but
+// on short K the 4 x 6 tiles stay ahead (MobileNetV2 16->96 at 112x112 1.15-1.20 -> 1.03-1.07,
+// EfficientNet 112->672 at 14x14 0.98 -> 0.91-0.96).
 constexpr ConvNchwcUkernel IntelAvx512Variant(ConvNchwcUkernel row) {
   row.name = "f32_conv_nchwc16__avx512f_intel";
   row.pointwise_ic_blocks = 4;
   row.pointwise_passes_past_l2 = false;
   row.pointwise_passes_past_l1 = true;
+  row.pointwise_tall_in_half_l1 = true;
   row.uarch = Uarch::kIntelAvx512;
   return row;
 }

@@ -43,6 +43,10 @@ struct ConvNchwcUkernel {
   // Whether those passes run on any L1d, wherever a call's weights (its output blocks over all
   // the input channels) are larger than the L1d; the rule above still holds for the others.
   bool pointwise_passes_past_l1 = false;
+  // Whether the taller calls of a 1x1 over pixels (pointwise_oc_blocks) run only where their
+  // weights fit in half of the L1d; past that, calls of max_oc_blocks load half the weights per
+  // FMA (a weight vector serves twice the columns) from where they stream, L2.
+  bool pointwise_tall_in_half_l1 = false;
   // kOther: any core of the ISA; otherwise a variant of the general row before it (same
   // microkernel and block), chosen on that core only.
   Uarch uarch = Uarch::kOther;
