@@ -27,10 +27,14 @@ constexpr ConvNchwcUkernel kAvx512Row = {
 // 0.971; DenseNet 256->128 at 14x14 0.88-0.90 -> 0.99, ResNet-50 1024->256 at 14x14 0.92 ->
 // 0.97, 2048->512 at 7x7 0.88 -> 0.92-0.96, DenseNet 128->128 at 28x28 0.92-0.93 -> 0.99; but
 // on short K the 4 x 6 tiles stay ahead (MobileNetV2 16->96 at 112x112 1.15-1.20 -> 1.03-1.07,
-// EfficientNet 112->672 at 14x14 0.98 -> 0.91-0.96).
+// EfficientNet 112->672 at 14x14 0.98 -> 0.91-0.96). Then, in 2-block calls, passes of 8 input
+// blocks (16 KiB of weights, as 4 blocks were in 4-block calls) beat 4 and 16: two runs each,
+// 4 -> 8, 512->128 at 28x28 0.89 / 0.89 -> 0.97 / 0.93, DenseNet 992->128 at 14x14 0.94 / 0.94
+// -> 0.97 / 0.97, MobileNetV2 576->96 at 14x14 0.87 / 0.93 -> 0.97 / 0.95; 2048->512 at 7x7
+// 0.95 / 0.91 -> 0.91 / 0.91. Hence a pass's weights: a third of the L1d.
 constexpr ConvNchwcUkernel IntelAvx512Variant(ConvNchwcUkernel row) {
   row.name = "f32_conv_nchwc16__avx512f_intel";
-  row.pointwise_ic_blocks = 4;
+  row.pointwise_ic_blocks = 0;  // sized from the L1d (pointwise_passes_past_l1)
   row.pointwise_passes_past_l2 = false;
   row.pointwise_passes_past_l1 = true;
   row.pointwise_tall_in_half_l1 = true;

@@ -41,7 +41,8 @@ struct ConvNchwcUkernel {
   // most two (passes of half the input blocks where that is more than pointwise_ic_blocks).
   bool pointwise_passes_past_l2 = false;
   // Whether those passes run on any L1d, wherever a call's weights (its output blocks over all
-  // the input channels) are larger than the L1d; the rule above still holds for the others.
+  // the input channels) are larger than the L1d, each pass then over a third of the L1d's worth
+  // of them (pointwise_ic_blocks unused); the rule above still holds for the others.
   bool pointwise_passes_past_l1 = false;
   // Whether the taller calls of a 1x1 over pixels (pointwise_oc_blocks) run only where their
   // weights fit in half of the L1d; past that, calls of max_oc_blocks load half the weights per

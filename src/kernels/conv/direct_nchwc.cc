@@ -306,7 +306,13 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
       uk.pointwise_passes_past_l1
           ? mob * base.w_ob_stride * sizeof(float) > l1d
           : l1d <= (32u << 10) && (!uk.pointwise_passes_past_l2 || plane_past_l2);
-  size_t ic_pass = chunk_w != 0 && passes ? uk.pointwise_ic_blocks : 0;
+  // Past the L1d, each pass takes a third of it in weights (the rest holds the chunk's input and
+  // output): 4 input blocks in 4-block calls, 8 in 2-block calls at 48 KiB.
+  const size_t block_pass =
+      std::max<size_t>(1, l1d / 3 / (mob * c * c * sizeof(float)));
+  size_t ic_pass = chunk_w == 0 || !passes       ? 0
+                   : uk.pointwise_passes_past_l1 ? block_pass
+                                                 : uk.pointwise_ic_blocks;
   if (ic_pass != 0 && uk.pointwise_passes_past_l2) ic_pass = std::max(ic_pass, (cb_n + 1) / 2);
   auto owner = [&](size_t item) {
     const size_t pair = item / rows % pairs, size = groups.Size(pair);
