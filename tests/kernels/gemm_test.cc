@@ -543,6 +543,29 @@ TEST(Gemm, OneTileMBlocks) {
   }
 }
 
+// Products that some cores block with A's panel in L1 (GemmUkernel::a_panel_in_l1: M blocks
+// of one tile, K blocks of at most 0.6 L1d / (MR * 4), B blocks of half of L2): 8 row tiles or
+// more, 6 panels or more, K past an L1d's worth of NR-wide rows (several K blocks), partial last
+// tiles and panels; plain, packed A and packed B, with an epilogue and a residual. Elsewhere
+// they check the usual blocking of the same shapes.
+TEST(Gemm, APanelInL1Blocks) {
+  const size_t shapes[][3] = {{130, 200, 1100}, {113, 230, 530}};
+  for (IsaLevel isa : IsaLevels()) {
+    for (const auto& s : shapes) {
+      for (auto path : {Case::kPlain, Case::kPackedA, Case::kPackedB}) {
+        Case tc;
+        tc.m = s[0], tc.n = s[1], tc.k = s[2], tc.isa = isa, tc.path = path;
+        tc.orient = Orientation::kNormal;
+        tc.act = path == Case::kPlain ? Activation::kRelu : Activation::kSilu;
+        tc.bias = path == Case::kPackedA ? BiasKind::kPerRow : BiasKind::kPerColumn;
+        tc.accumulate = path != Case::kPlain;
+        RunCase(tc);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 // A plain B larger than half of L3, read in place: the tiles of the first M block pull shares
 // of the next panel (run.cc, NextPanelShare), and the driver keeps the normal orientation for it
 // (PreferTransposed). Rows 16 floats longer than a multiple of 16 KiB: whole lines, no aliasing.

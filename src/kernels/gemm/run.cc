@@ -36,9 +36,26 @@ struct Workspace {
 };
 
 Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool c_trans,
-                        bool b_packed, Blocking want) {
+                        bool b_packed, bool own_b, Blocking want) {
   const CpuInfo& cpu = GetCpuInfo();
   Blocking b;
+  // A's panel in L1 (GemmUkernel::a_panel_in_l1; ukernel_table.cc has the measurements): M
+  // blocks of one tile, whose panel of equal K blocks of at most 0.6 L1d / (MR * 4) floats (526
+  // at 48 KiB: K = 1024 runs as 2 x 512) runs against every B panel of a block of half of L2. Only where the usual blocking would stream both from L2:
+  // B's full-K panel larger than L1, at least 8 row tiles to reuse each packed B block and 6
+  // panels to reuse each A panel, and B packed by this thread alone.
+  constexpr size_t kMinRowTiles = 8, kMinPanels = 6;
+  if (uk.a_panel_in_l1 && own_b && !want.kc && !want.mc && !want.nc && !c_trans && b_packed &&
+      m >= kMinRowTiles * uk.mr && DivUp(n, uk.nr) >= kMinPanels &&
+      k * uk.nr * sizeof(float) > cpu.l1d_bytes) {
+    const size_t kc_max = cpu.l1d_bytes * 3 / 5 / (uk.mr * sizeof(float));
+    b.kc = DivUp(k, DivUp(k, kc_max));
+    b.mc = uk.mr;
+    size_t nc = cpu.l2_bytes / 2 / (b.kc * sizeof(float));
+    nc = std::max(uk.nr, nc / uk.nr * uk.nr);
+    b.nc = RoundUp(DivUp(n, DivUp(n, nc)), uk.nr);
+    return b;
+  }
   // KC: long K blocks amortize loading and storing the C tile once per block (costly when C's
   // rows are 4 KiB apart and share an L1 set). Measured on Zen 4 (1 MiB L2), a B micro-panel of
   // L2 / 16 streaming from L2 while the A panel stays in L1 was best: 14x32 at KC = 512 beat
@@ -561,7 +578,8 @@ void Run(Problem& pb, ThreadPool* pool, Blocking want, Orientation orientation) 
   const bool b_packed = pb.b.packed || pb.b.cs != 1 || !pb.uk->b_in_place ||
                         !LongRowsInPlace(*pb.uk, pb.b.rs * sizeof(float));
   const Blocking blk =
-      ChooseBlocking(*pb.uk, slab_m, slab_n, pb.k, pb.c_trans, b_packed, want);
+      ChooseBlocking(*pb.uk, slab_m, slab_n, pb.k, pb.c_trans, b_packed,
+                     threads == 1 || split_n, want);
   pb.kc = blk.kc;
   pb.mc = blk.mc;
   pb.nc = blk.nc;

@@ -84,11 +84,22 @@ constexpr GemmUkernel Zen4Variant(GemmUkernel row) {
 // 0.72 / 0.65, 128x12544x64 0.67 / 0.28; level at 64x2048x512 and 128x3136x256; only
 // 64x1024x576 slower (0.86 / 0.89). Under a page the transposed one stays ahead: 64x784x576
 // 0.94 / 1.00, 48x784x1152 0.93 / 0.99, 128x784x1152 0.86 / 0.97.
+// And its tiles stream A and B from L2 badly together (as the 1x1 convolutions' 4 x 6 tiles
+// stream their weights: conv_ukernels.cc): blocked with A's panel in L1 (a_panel_in_l1), bench_gemm
+// kiln/best, 1 thread, three alternating runs: 1024^3 0.90-0.91 -> 0.98-1.02, 256x196x2304 0.94-
+// 0.95 -> 1.03, 128x784x1152 0.89-0.90 -> 1.00-1.01 (level in a later, slower phase of the
+// host), 512^3 1.00-1.03 -> 1.06; two more: 2048x512x512 1.01-1.04 -> 1.07-1.08, 256x1024x1024
+// 0.85-0.86 -> 0.92. Where each block of B serves few tiles it lost, hence run.cc's bounds:
+// 64x3136x576 (5 row tiles) 0.95-0.96 -> 0.86-0.90, 256^3 (B's panel of K = 256 fits L1
+// already) 1.07-1.08 -> 1.03-1.05, 768x128x768 (4 panels) 0.95 -> 0.92; and on 2 threads
+// sharing B's packing (RunSharedB), whose panels cross between the cores, 1024x256x1024
+// 0.90-0.99 -> 0.88.
 constexpr GemmUkernel IntelAvx512Variant(GemmUkernel row) {
   row.name = "f32_gemm_14x32__avx512f_intel";
   row.uarch = Uarch::kIntelAvx512;
   row.b_in_place = false;
   row.trans_far_rows_bytes = 4096;
+  row.a_panel_in_l1 = true;
   return row;
 }
 

@@ -61,6 +61,10 @@ struct GemmUkernel {
   // Nonzero: where B's rows lie at least this many bytes apart, plain operands run the normal
   // product rather than the transposed one reading B^T in place (gemm.cc, PreferTransposed).
   size_t trans_far_rows_bytes = 0;
+  // Whether the normal product of a thread that packs its own B blocks M by one tile, K so that
+  // the tile's A panel stays in L1, and N so that the packed B block stays in L2 (run.cc,
+  // ChooseBlocking): the tile then streams only B from L2, not A as well.
+  bool a_panel_in_l1 = false;
 };
 
 // Rows from the oldest ISA to the newest, each ISA's variants after its general row.
