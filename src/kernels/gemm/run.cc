@@ -41,9 +41,10 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
   Blocking b;
   // A's panel in L1 (GemmUkernel::a_panel_in_l1; ukernel_table.cc has the measurements): M
   // blocks of one tile, whose panel of equal K blocks of at most 0.6 L1d / (MR * 4) floats (526
-  // at 48 KiB: K = 1024 runs as 2 x 512) runs against every B panel of a block of half of L2. Only where the usual blocking would stream both from L2:
-  // B's full-K panel larger than L1, at least 8 row tiles to reuse each packed B block and 6
-  // panels to reuse each A panel, and B packed by this thread alone.
+  // at 48 KiB: K = 1024 runs as 2 x 512) runs against every B panel of a block of half of L2.
+  // Only where the usual blocking would stream both from L2: B's full-K panel larger than L1,
+  // at least 8 row tiles to reuse each packed B block and 6 panels to reuse each A panel, and B
+  // packed by this thread alone.
   constexpr size_t kMinRowTiles = 8, kMinPanels = 6;
   if (uk.a_panel_in_l1 && own_b && !want.kc && !want.mc && !want.nc && !c_trans && b_packed &&
       m >= kMinRowTiles * uk.mr && DivUp(n, uk.nr) >= kMinPanels &&
