@@ -89,12 +89,18 @@ constexpr GConvUkernel kGConvTable[] = {
      ukernels::f32_deinterleave2__avx512f},
 };
 
+// The last row at most `cap` (and ActiveIsa()): a table with core variants (rows with a uarch)
+// takes this core's variant of its general row where there is one.
 template <class Row>
 const Row& Newest(std::span<const Row> table, IsaLevel cap) {
   const IsaLevel isa = cap < ActiveIsa() ? cap : ActiveIsa();
   const Row* best = &table[0];
   for (const Row& row : table) {
-    if (row.isa <= isa) best = &row;
+    bool here = true;
+    if constexpr (requires { row.uarch; }) {
+      here = row.uarch == Uarch::kOther || row.uarch == GetCpuInfo().uarch;
+    }
+    if (row.isa <= isa && here) best = &row;
   }
   return *best;
 }
@@ -104,13 +110,7 @@ const Row& Newest(std::span<const Row> table, IsaLevel cap) {
 std::span<const ConvNchwcUkernel> ConvNchwcUkernels() { return kTable; }
 
 const ConvNchwcUkernel& SelectConvNchwcUkernel(IsaLevel cap) {
-  const IsaLevel isa = cap < ActiveIsa() ? cap : ActiveIsa();
-  const Uarch uarch = GetCpuInfo().uarch;
-  const ConvNchwcUkernel* best = &kTable[0];
-  for (const ConvNchwcUkernel& row : kTable) {
-    if (row.isa <= isa && (row.uarch == Uarch::kOther || row.uarch == uarch)) best = &row;
-  }
-  return *best;
+  return Newest<ConvNchwcUkernel>(kTable, cap);
 }
 
 std::span<const GConvUkernel> GConvUkernels() { return kGConvTable; }

@@ -304,12 +304,11 @@ Status RunDirectNchwc(const PreparedConv& conv, const float* x, float* y, const 
   const size_t l1d = GetCpuInfo().l1d_bytes;
   const bool passes =
       uk.pointwise_passes_past_l1
-          ? mob * base.w_ob_stride * sizeof(float) > l1d
+          ? mob * block_weights > l1d
           : l1d <= (32u << 10) && (!uk.pointwise_passes_past_l2 || plane_past_l2);
   // Past the L1d, each pass takes a third of it in weights (the rest holds the chunk's input and
   // output): 4 input blocks in 4-block calls, 8 in 2-block calls at 48 KiB.
-  const size_t block_pass =
-      std::max<size_t>(1, l1d / 3 / (mob * c * c * sizeof(float)));
+  const size_t block_pass = std::max<size_t>(1, l1d / 3 / (mob * base.w_cb_stride * sizeof(float)));
   size_t ic_pass = chunk_w == 0 || !passes       ? 0
                    : uk.pointwise_passes_past_l1 ? block_pass
                                                  : uk.pointwise_ic_blocks;

@@ -35,6 +35,13 @@ struct Workspace {
   }
 };
 
+// The width of equal blocks of `total`, each a multiple of `unit` and at most `most` (rounded
+// down to a unit, at least one): 300 at most 256 becomes 150 + 150, not 256 + 44.
+size_t EqualBlock(size_t total, size_t most, size_t unit) {
+  most = std::max(unit, most / unit * unit);
+  return RoundUp(DivUp(total, DivUp(total, most)), unit);
+}
+
 Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, bool c_trans,
                         bool b_packed, bool own_b, Blocking want) {
   const CpuInfo& cpu = GetCpuInfo();
@@ -49,12 +56,9 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
   if (uk.a_panel_in_l1 && own_b && !want.kc && !want.mc && !want.nc && !c_trans && b_packed &&
       m >= kMinRowTiles * uk.mr && DivUp(n, uk.nr) >= kMinPanels &&
       k * uk.nr * sizeof(float) > cpu.l1d_bytes) {
-    const size_t kc_max = cpu.l1d_bytes * 3 / 5 / (uk.mr * sizeof(float));
-    b.kc = DivUp(k, DivUp(k, kc_max));
+    b.kc = EqualBlock(k, cpu.l1d_bytes * 3 / 5 / (uk.mr * sizeof(float)), 1);
     b.mc = uk.mr;
-    size_t nc = cpu.l2_bytes / 2 / (b.kc * sizeof(float));
-    nc = std::max(uk.nr, nc / uk.nr * uk.nr);
-    b.nc = RoundUp(DivUp(n, DivUp(n, nc)), uk.nr);
+    b.nc = EqualBlock(n, cpu.l2_bytes / 2 / (b.kc * sizeof(float)), uk.nr);
     return b;
   }
   // KC: long K blocks amortize loading and storing the C tile once per block (costly when C's
@@ -95,16 +99,11 @@ Blocking ChooseBlocking(const GemmUkernel& uk, size_t m, size_t n, size_t k, boo
                     (!c_trans || b_bytes <= cpu.l2_bytes / 4 * 3)))) {
     kc = k;
   }
-  // Equal-sized K blocks: 300 becomes 150 + 150, not 256 + 44.
-  b.kc = DivUp(k, DivUp(k, kc));
+  b.kc = EqualBlock(k, kc, 1);
   // MC: the packed A block (MC x KC) takes about half of L2.
-  size_t mc = want.mc ? want.mc : cpu.l2_bytes / 2 / (b.kc * 4);
-  mc = std::max(uk.mr, mc / uk.mr * uk.mr);
-  b.mc = RoundUp(DivUp(m, DivUp(m, mc)), uk.mr);
+  b.mc = EqualBlock(m, want.mc ? want.mc : cpu.l2_bytes / 2 / (b.kc * 4), uk.mr);
   // NC: the packed B block (KC x NC) takes a share of L3.
-  size_t nc = want.nc ? want.nc : cpu.l3_bytes / 4 / (b.kc * 4);
-  nc = std::max(uk.nr, nc / uk.nr * uk.nr);
-  b.nc = RoundUp(DivUp(n, DivUp(n, nc)), uk.nr);
+  b.nc = EqualBlock(n, want.nc ? want.nc : cpu.l3_bytes / 4 / (b.kc * 4), uk.nr);
   return b;
 }
 
